@@ -1,0 +1,223 @@
+"""Server configuration: name, declared capabilities, tier layout, limits and policies.
+
+Loaded from a TOML file (``a2m-server serve --config FILE``) or built in code; every
+value has a default that makes a useful local server."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from a2m_types import CAPABILITIES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "DEFAULT_TIERS",
+    "LimitsConfig",
+    "Metric",
+    "ServerConfig",
+    "TierConfig",
+    "load_config",
+]
+
+Metric = Literal["cosine", "dot", "l2"]
+TIER_KINDS = ("working", "episodic", "semantic", "procedural")
+
+
+@dataclass(frozen=True)
+class TierConfig:
+    """One tier: what it is for, how much it holds, and where its records go next."""
+
+    name: str
+    kind: str | None = None
+    capacity: int = 0
+    """Records held before spilling; 0 means unbounded."""
+    spill_to: str | None = None
+    """Destination under capacity pressure; None drops what no longer fits."""
+    promote_to: str | None = None
+    """Destination for records that earned it."""
+    promote_after: int | None = None
+    """Recalls after which a record is promoted on consolidation."""
+    half_life: float | None = None
+    """Seconds after which recency counts half in ranking."""
+    shared: bool = False
+    """Records here are visible to every owner."""
+    per_session: bool = False
+    """Capacity applies within each session."""
+
+
+DEFAULT_TIERS: tuple[TierConfig, ...] = (
+    TierConfig(
+        "working",
+        kind="working",
+        capacity=64,
+        spill_to="episodic",
+        half_life=3600.0,
+        per_session=True,
+    ),
+    TierConfig(
+        "episodic",
+        kind="episodic",
+        capacity=0,
+        promote_to="semantic",
+        promote_after=3,
+        half_life=7 * 86400.0,
+    ),
+    TierConfig("semantic", kind="semantic", capacity=0, half_life=180 * 86400.0, shared=True),
+    TierConfig("procedural", kind="procedural", capacity=0, shared=True),
+)
+"""The four kinds of the spec as a working → episodic → semantic stack, procedural apart."""
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    """Limits declared from describe and enforced on every call."""
+
+    max_records_per_call: int = 1000
+    max_recall_limit: int = 1000
+    max_content_length: int = 100_000
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Everything that shapes a server's behaviour, apart from where its data lives."""
+
+    name: str = "a2m-server"
+    capabilities: frozenset[str] = frozenset(CAPABILITIES)
+    tiers: tuple[TierConfig, ...] = DEFAULT_TIERS
+    default_tier: str | None = None
+    """Where records without a tier go; None means the first tier of the layout."""
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    read_only: bool = False
+    metric: Metric = "cosine"
+    embedding_model: str | None = None
+    default_recall_limit: int = 10
+    event_retention: int = 10_000
+    """Events kept in the log; older ones are pruned and their cursors get ``reset``."""
+    push: bool = True
+    """Offer push on transports that can carry it."""
+    summarize_limit: int = 100
+    """Most source records one summarize call reads."""
+    reinforce_amount: float = 1.0
+    """Salience added by reinforce when no amount is given."""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.capabilities) - set(CAPABILITIES)
+        if unknown:
+            raise ValueError(f"unknown capabilities: {', '.join(sorted(unknown))}")
+        if "core" not in self.capabilities:
+            object.__setattr__(self, "capabilities", frozenset(self.capabilities) | {"core"})
+        _check_tiers(self.tiers, self.default_tier)
+        if self.metric not in ("cosine", "dot", "l2"):
+            raise ValueError(f"metric must be cosine, dot or l2, not {self.metric!r}")
+        for name in ("max_records_per_call", "max_recall_limit", "max_content_length"):
+            if getattr(self.limits, name) < 1:
+                raise ValueError(f"limits.{name} must be at least 1")
+        if self.event_retention < 1:
+            raise ValueError("event_retention must be at least 1")
+
+    @property
+    def home_tier(self) -> str:
+        """The tier a record lands in when it names none."""
+        return self.default_tier or self.tiers[0].name
+
+    def tier(self, name: str) -> TierConfig | None:
+        """The tier called ``name``, if the layout has one."""
+        for tier in self.tiers:
+            if tier.name == name:
+                return tier
+        return None
+
+    def with_capabilities(self, capabilities: Iterable[str]) -> ServerConfig:
+        """A copy declaring exactly ``capabilities`` (``core`` is always kept)."""
+        return replace(self, capabilities=frozenset(capabilities) | {"core"})
+
+
+def _check_tiers(tiers: tuple[TierConfig, ...], default_tier: str | None) -> None:
+    if not tiers:
+        raise ValueError("a server needs at least one tier")
+    names = [tier.name for tier in tiers]
+    if len(set(names)) != len(names):
+        raise ValueError(f"tier names must be unique: {names}")
+    for tier in tiers:
+        if not tier.name:
+            raise ValueError("a tier needs a name")
+        if tier.kind is not None and tier.kind not in TIER_KINDS:
+            raise ValueError(f"tier {tier.name!r}: kind must be one of {', '.join(TIER_KINDS)}")
+        if tier.capacity < 0:
+            raise ValueError(f"tier {tier.name!r}: capacity must be 0 (unbounded) or more")
+        for target in (tier.spill_to, tier.promote_to):
+            if target is not None and target not in names:
+                raise ValueError(f"tier {tier.name!r} points at unknown tier {target!r}")
+            if target == tier.name:
+                raise ValueError(f"tier {tier.name!r} cannot spill or promote into itself")
+        if tier.promote_after is not None and tier.promote_after < 1:
+            raise ValueError(f"tier {tier.name!r}: promote_after must be at least 1")
+    # A spill chain that loops would move records round for ever.
+    by_name = {tier.name: tier for tier in tiers}
+    for tier in tiers:
+        seen = {tier.name}
+        nxt = tier.spill_to
+        while nxt is not None:
+            if nxt in seen:
+                raise ValueError(f"spill_to forms a cycle through tier {nxt!r}")
+            seen.add(nxt)
+            nxt = by_name[nxt].spill_to
+    if default_tier is not None and default_tier not in names:
+        raise ValueError(f"default_tier {default_tier!r} is not a tier of the layout")
+
+
+def load_config(path: str | Path) -> ServerConfig:
+    """Read a TOML configuration file.
+
+    ```toml
+    name = "team-memory"
+    capabilities = ["core", "tiers", "keys"]   # default: all eleven
+    read_only = false
+    metric = "cosine"                          # cosine | dot | l2
+    default_tier = "working"
+
+    [limits]
+    max_records_per_call = 1000
+
+    [[tiers]]
+    name = "working"
+    kind = "working"
+    capacity = 64
+    spill_to = "episodic"
+    per_session = true
+    ```
+    """
+    with open(path, "rb") as handle:
+        data = tomllib.load(handle)
+    return config_from_mapping(data)
+
+
+def config_from_mapping(data: Mapping[str, Any]) -> ServerConfig:
+    """Build a :class:`ServerConfig` from plain data, naming the key at fault on error."""
+    known = set(ServerConfig.__dataclass_fields__)
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"unknown configuration keys: {', '.join(sorted(unknown))}")
+    values: dict[str, Any] = dict(data)
+    if "capabilities" in values:
+        values["capabilities"] = frozenset(values["capabilities"])
+    if "limits" in values:
+        values["limits"] = LimitsConfig(**values["limits"])
+    if "tiers" in values:
+        tier_fields = set(TierConfig.__dataclass_fields__)
+        tiers = []
+        for entry in values["tiers"]:
+            extra = set(entry) - tier_fields
+            if extra:
+                raise ValueError(f"unknown tier keys: {', '.join(sorted(extra))}")
+            tiers.append(TierConfig(**entry))
+        values["tiers"] = tuple(tiers)
+    return ServerConfig(**values)

@@ -1,0 +1,187 @@
+"""The meaning of the protocol: method lookup, capability checks, params validation, and
+the rules every method shares (owners, tiers, limits, read-only, events).
+
+Each method's own logic lives in a sibling module; this one wires them together."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pydantic import ValidationError
+
+from a2m_server.config import ServerConfig, TierConfig
+from a2m_server.errors import ProtocolError
+from a2m_server.store import Scope, Store, StoreWriter
+from a2m_types import METHODS, ErrorCode, Params, field_capabilities
+
+from .context import CallContext
+
+__all__ = ["Protocol", "now_ms"]
+
+Handler = Callable[["Protocol", CallContext, Any], dict[str, Any]]
+
+# Params a server without the capability ignores instead of refusing: rendering text
+# (§4.16 says so explicitly) and asking for vectors both leave the records unchanged.
+_IGNORED_WHEN_UNDECLARED = frozenset({"prompt", "embeddings"})
+
+_CAPABILITY_FIELDS = {name: field_capabilities(spec.params) for name, spec in METHODS.items()}
+
+
+def now_ms() -> int:
+    """The current time in epoch milliseconds, the precision of every timestamp (§3.3)."""
+    return time.time_ns() // 1_000_000
+
+
+def _validation_message(method: str, exc: ValidationError) -> ProtocolError:
+    errors: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for error in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in error["loc"]) or "params"
+        top = field.split(".")[0]
+        # A union reports one error per branch; one per field is what a caller needs.
+        if top in seen and len(errors) >= 1:
+            continue
+        seen.add(top)
+        errors.append({"field": field, "message": str(error["msg"])})
+    summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
+    return ProtocolError(
+        ErrorCode.INVALID_PARAMS, f"invalid params for {method}: {summary}", {"errors": errors}
+    )
+
+
+class Protocol:
+    """Runs ``memory/*`` methods against a store, under one configuration."""
+
+    def __init__(self, config: ServerConfig, store: Store) -> None:
+        from .events import EventHub
+        from .handlers import HANDLERS
+
+        self.config = config
+        self.store = store
+        self.events = EventHub(self)
+        self._handlers: dict[str, Handler] = HANDLERS
+        self.shared_tiers = tuple(tier.name for tier in config.tiers if tier.shared)
+
+    # --- entry point -------------------------------------------------------------------
+
+    def invoke(self, ctx: CallContext, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Run ``method``; raises :class:`ProtocolError` with the spec's code on failure."""
+        spec = METHODS.get(method)
+        handler = self._handlers.get(method)
+        if spec is None or handler is None:
+            raise ProtocolError(
+                ErrorCode.METHOD_NOT_FOUND,
+                f"{method!r} is not an A2M method",
+                {"method": method},
+            )
+        if spec.capability not in ctx.capabilities:
+            # §2: an undeclared capability is -32003, never -32601.
+            raise ProtocolError(
+                ErrorCode.CAPABILITY_NOT_SUPPORTED,
+                f"{method} needs the '{spec.capability}' capability, which this server "
+                "does not declare",
+                {"capability": spec.capability, "method": method},
+            )
+        try:
+            parsed = spec.params.model_validate(params)
+        except ValidationError as exc:
+            raise _validation_message(method, exc) from None
+        self._gate_params(ctx, method, parsed)
+        return handler(self, ctx, parsed)
+
+    def _gate_params(self, ctx: CallContext, method: str, params: Params) -> None:
+        for name, capability in _CAPABILITY_FIELDS[method].items():
+            if capability in ctx.capabilities or name not in params.model_fields_set:
+                continue
+            if getattr(params, name) is None:
+                continue
+            if name in _IGNORED_WHEN_UNDECLARED:
+                setattr(params, name, None)
+                continue
+            raise ProtocolError.capability(capability, f"the '{name}' parameter of {method}")
+
+    def close(self) -> None:
+        """Drop every subscription."""
+        self.events.close()
+
+    def disconnect(self, ctx: CallContext) -> None:
+        """Forget what ``ctx``'s connection subscribed to."""
+        self.events.unsubscribe(ctx)
+
+    # --- rules shared by the methods ---------------------------------------------------
+
+    def ensure_writable(self, method: str) -> None:
+        """§2.1: a read-only store refuses every write with READ_ONLY, consistently."""
+        if self.config.read_only:
+            raise ProtocolError.read_only(method)
+
+    def acting_owner(self, ctx: CallContext, requested: str | None) -> str | None:
+        """The owner a call acts as (§6).
+
+        With an authenticated principal the owner *is* the principal, and naming another
+        is SCOPE_DENIED; on a local transport the caller's word is taken; without the
+        ``scopes`` capability there are no owners at all."""
+        if "scopes" not in ctx.capabilities:
+            return None
+        if ctx.principal is not None:
+            if requested is not None and requested != ctx.principal:
+                raise ProtocolError(
+                    ErrorCode.SCOPE_DENIED,
+                    f"authenticated as {ctx.principal!r}; may not act on owner {requested!r}",
+                    {"principal": ctx.principal, "owner": requested},
+                )
+            return ctx.principal
+        return requested
+
+    def read_scope(self, owner: str | None) -> Scope | None:
+        """What ``owner`` may read: its own records, unowned ones, and shared tiers."""
+        if owner is None:
+            return None
+        return Scope(owner, include_shared=True, shared_tiers=self.shared_tiers)
+
+    def write_scope(self, owner: str | None) -> Scope | None:
+        """What ``owner`` may change: only records it owns."""
+        return None if owner is None else Scope(owner, include_shared=False)
+
+    def tier(self, ctx: CallContext, name: str, what: str = "tier") -> TierConfig:
+        """The configured tier ``name``; UNKNOWN_TIER when there is none."""
+        if "tiers" not in ctx.capabilities:
+            raise ProtocolError.capability("tiers", f"the '{what}' parameter")
+        tier = self.config.tier(name)
+        if tier is None:
+            raise ProtocolError.unknown_tier(name, [t.name for t in self.config.tiers])
+        return tier
+
+    def result_limit(self, requested: int | None, default: int | None) -> int:
+        """The number of records a read may return (§4.3 and the declared limits)."""
+        maximum = self.config.limits.max_recall_limit
+        if requested is None:
+            return maximum if default is None else min(default, maximum)
+        if requested == 0:
+            # §4.3: 0 means "no limit" only without a declared maximum; we declare one.
+            return maximum
+        if requested > maximum:
+            raise ProtocolError.quota("max_recall_limit", maximum, requested)
+        return requested
+
+    @contextmanager
+    def transaction(self) -> Iterator[StoreWriter]:
+        """One atomic write: expired records are purged first, and subscribers hear
+        about the events it appended once it has committed."""
+        with self.store.writing() as writer:
+            now = now_ms()
+            expired = writer.expire(now)
+            if expired:
+                owners = {record.owner for record in expired}
+                writer.append_event(
+                    "expired",
+                    now,
+                    {"count": len(expired), "ids": [record.id for record in expired]},
+                    owners.pop() if len(owners) == 1 else None,
+                    None,
+                )
+            yield writer
+        self.events.publish()

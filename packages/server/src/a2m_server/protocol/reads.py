@@ -1,0 +1,300 @@
+"""Reading: ``memory/recall`` (§4.3, ranked), ``memory/timeline`` (§4.4, creation order),
+``memory/fetch`` (§4.9), ``memory/describe`` (§4.1), and the ``prompt`` option (§4.16)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from a2m_server import ranking
+from a2m_server.errors import ProtocolError
+from a2m_server.prompt import render_prompt
+from a2m_server.store import RecordFilter, StoredRecord, StoreReader
+from a2m_server.text import query_terms
+from a2m_types import (
+    PROTOCOL_VERSION,
+    DescribeParams,
+    ErrorCode,
+    FetchParams,
+    PromptOption,
+    PromptOptions,
+    RecallParams,
+    TimelineParams,
+    is_compatible,
+)
+
+from .context import CallContext
+from .core import Protocol, now_ms
+from .wire import record_to_wire
+
+__all__ = ["describe", "fetch", "recall", "timeline"]
+
+_CANONICAL_METHODS = (
+    (
+        "core",
+        ("memory/describe", "memory/remember", "memory/recall", "memory/timeline", "memory/forget"),
+    ),
+    ("tiers", ("memory/promote", "memory/consolidate")),
+    ("salience", ("memory/reinforce",)),
+    ("keys", ("memory/fetch",)),
+    ("sessions", ("memory/session/list", "memory/session/close")),
+    ("events", ("memory/events", "memory/events/subscribe", "memory/events/unsubscribe")),
+    ("summarize", ("memory/summarize",)),
+)
+_CAPABILITY_ORDER = (
+    "core",
+    "tiers",
+    "salience",
+    "scopes",
+    "sessions",
+    "keys",
+    "embeddings",
+    "external",
+    "events",
+    "summarize",
+    "prompt",
+)
+_CANDIDATE_POOL = 50
+_CANDIDATE_FACTOR = 4
+
+
+def _prompt_options(option: PromptOption | None) -> PromptOptions | None:
+    """The rendering asked for, or None when none was (false, method none, absent)."""
+    if option is None or option is False:
+        return None
+    options = PromptOptions() if option is True else option
+    if options.method == "none":
+        return None
+    if options.method == "model":
+        # §4.16: never silently substitute another method for the one asked for.
+        raise ProtocolError.invalid_params(
+            "prompt method 'model' is not offered by this server (describe lists "
+            "prompt.methods); use 'template'",
+            offered=["template", "none"],
+        )
+    return options
+
+
+def _with_prompt(
+    result: dict[str, Any], options: PromptOptions | None, *, chronological: bool
+) -> dict[str, Any]:
+    if options is not None:
+        text, ids = render_prompt(result["records"], options, chronological=chronological)
+        result["prompt"] = text
+        result["prompt_ids"] = ids
+    return result
+
+
+def _embedding_width(reader: StoreReader, vector: list[float]) -> bool:
+    """Whether ``vector`` can be compared here; EMBEDDING_MISMATCH for a wrong width."""
+    width = reader.dimensions()
+    if width is None:
+        return False
+    if len(vector) != width:
+        raise ProtocolError(
+            ErrorCode.EMBEDDING_MISMATCH,
+            f"query embedding has {len(vector)} dimensions; this store's vectors have {width}",
+            {"expected": width, "got": len(vector)},
+        )
+    return True
+
+
+def _read_filter(
+    proto: Protocol,
+    ctx: CallContext,
+    *,
+    tier: str | None,
+    where: dict[str, Any] | None,
+    key_prefix: str | None,
+    owner: str | None,
+) -> RecordFilter:
+    if tier is not None:
+        proto.tier(ctx, tier)
+    return RecordFilter(
+        tier=tier,
+        where=where,
+        key_prefix=key_prefix,
+        scope=proto.read_scope(proto.acting_owner(ctx, owner)),
+    )
+
+
+def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str, Any]:
+    """§4.3: the records most worth knowing, best first; newest first without a query."""
+    options = _prompt_options(params.prompt)
+    limit = proto.result_limit(params.limit, proto.config.default_recall_limit)
+    selector = _read_filter(
+        proto,
+        ctx,
+        tier=params.tier,
+        where=params.where,
+        key_prefix=params.key_prefix,
+        owner=params.owner,
+    )
+    terms = query_terms(params.query) if params.query else []
+    want_vectors = bool(params.embeddings) and "embeddings" in ctx.capabilities
+    now = now_ms()
+    with proto.store.reading() as reader:
+        use_vector = params.embedding is not None and _embedding_width(reader, params.embedding)
+        if not terms and not use_vector:
+            records = reader.select(selector, order="created_desc", limit=limit)
+            scores = ranking.by_recency([r.created_at for r in records], now)
+            ranked = list(zip(records, scores, strict=False))
+        else:
+            ranked = _ranked(
+                proto, reader, selector, terms, params.embedding if use_vector else None, limit, now
+            )
+        if params.min_score is not None:
+            ranked = [(r, s) for r, s in ranked if s >= params.min_score]
+        ranked = ranked[:limit]
+        if want_vectors and ranked:
+            with_vectors = {r.id: r for r in reader.get([r.id for r, _ in ranked], embeddings=True)}
+            ranked = [(with_vectors.get(r.id, r), s) for r, s in ranked]
+    ranked_records = [r for r, _ in ranked]
+    if ranked_records and not proto.config.read_only:
+        # Recall is what counts as an access (§3.1 salience; promote_after counts it).
+        with proto.transaction() as writer:
+            writer.touch([r.id for r in ranked_records], now)
+        for record in ranked_records:
+            record.access_count += 1
+            record.accessed_at = now
+    result = {
+        "records": [
+            record_to_wire(r, ctx.capabilities, embeddings=want_vectors, score=s) for r, s in ranked
+        ]
+    }
+    return _with_prompt(result, options, chronological=False)
+
+
+def _ranked(
+    proto: Protocol,
+    reader: StoreReader,
+    selector: RecordFilter,
+    terms: list[str],
+    vector: list[float] | None,
+    limit: int,
+    now: int,
+) -> list[tuple[StoredRecord, float]]:
+    pool = max(limit * _CANDIDATE_FACTOR, _CANDIDATE_POOL)
+    lexical = dict(reader.lexical(selector, terms, pool)) if terms else {}
+    similar = dict(reader.nearest(selector, vector, pool)) if vector is not None else {}
+    records = reader.get(list(lexical.keys() | similar.keys()))
+    candidates = {
+        r.id: ranking.Candidate(
+            id=r.id,
+            created_at=r.created_at,
+            salience=r.salience,
+            tier=r.tier,
+            lexical=lexical.get(r.id),
+            similarity=similar.get(r.id),
+        )
+        for r in records
+    }
+    half_lives: dict[str | None, float | None] = {t.name: t.half_life for t in proto.config.tiers}
+    scored = ranking.blend(
+        list(candidates.values()),
+        now=now,
+        half_lives=half_lives,
+        use_lexical=bool(terms),
+        use_vector=vector is not None,
+    )
+    by_id = {r.id: r for r in records}
+    return [(by_id[c.id], s) for c, s in scored]
+
+
+def timeline(proto: Protocol, ctx: CallContext, params: TimelineParams) -> dict[str, Any]:
+    """§4.4: oldest first; with ``limit``, the most recent ``limit`` records."""
+    options = _prompt_options(params.prompt)
+    limit = proto.result_limit(params.limit, None)
+    selector = _read_filter(
+        proto,
+        ctx,
+        tier=params.tier,
+        where=params.where,
+        key_prefix=params.key_prefix,
+        owner=params.owner,
+    )
+    want_vectors = bool(params.embeddings) and "embeddings" in ctx.capabilities
+    with proto.store.reading() as reader:
+        newest = reader.select(selector, order="created_desc", limit=limit, embeddings=want_vectors)
+    newest.reverse()
+    result = {
+        "records": [record_to_wire(r, ctx.capabilities, embeddings=want_vectors) for r in newest]
+    }
+    return _with_prompt(result, options, chronological=True)
+
+
+def fetch(proto: Protocol, ctx: CallContext, params: FetchParams) -> dict[str, Any]:
+    """§4.9: the record at a key, or null; an unused key is not an error."""
+    owner = proto.acting_owner(ctx, params.owner)
+    want_vectors = bool(params.embeddings) and "embeddings" in ctx.capabilities
+    with proto.store.reading() as reader:
+        record = reader.get_by_key(owner, params.key, embeddings=want_vectors)
+    if record is None:
+        return {"record": None}
+    return {"record": record_to_wire(record, ctx.capabilities, embeddings=want_vectors)}
+
+
+def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[str, Any]:
+    """§4.1: what this server speaks, declares and holds."""
+    if params.protocol is not None and not is_compatible(PROTOCOL_VERSION, params.protocol):
+        raise ProtocolError(
+            ErrorCode.PROTOCOL_NOT_SUPPORTED,
+            f"this server speaks {PROTOCOL_VERSION} only; {params.protocol!r} is not "
+            "compatible (0.x versions need an exact minor match)",
+            {"supported": [PROTOCOL_VERSION]},
+        )
+    caps = ctx.capabilities
+    config = proto.config
+    capabilities = [c for c in _CAPABILITY_ORDER if c in caps]
+    methods = [m for cap, names in _CANONICAL_METHODS if cap in caps for m in names]
+    limits = config.limits
+    result: dict[str, Any] = {
+        "protocol": PROTOCOL_VERSION,
+        "name": config.name,
+        "capabilities": capabilities,
+        "methods": methods,
+        "limits": {
+            "max_records_per_call": limits.max_records_per_call,
+            "max_recall_limit": limits.max_recall_limit,
+            "max_content_length": limits.max_content_length,
+        },
+    }
+    owner = proto.acting_owner(ctx, params.owner)
+    with proto.store.reading() as reader:
+        if "tiers" in caps:
+            counts = reader.count_by_tier(RecordFilter(scope=proto.read_scope(owner)))
+            result["tiers"] = [_tier_info(t, counts.get(t.name, 0)) for t in config.tiers]
+        dimensions = reader.dimensions()
+    if "events" in caps:
+        result["events"] = {"push": ctx.push}
+    if "summarize" in caps:
+        result["summarize"] = {"model": None}
+    if "prompt" in caps:
+        result["prompt"] = {
+            "styles": ["auto", "facts", "transcript"],
+            "methods": ["template", "none"],
+            "model": None,
+        }
+    if "embeddings" in caps:
+        result["embeddings"] = {
+            "dimensions": dimensions,
+            "metric": config.metric,
+            "metrics": ["cosine", "dot", "l2"],
+            "model": config.embedding_model,
+        }
+    return result
+
+
+def _tier_info(tier: Any, count: int) -> dict[str, Any]:
+    info: dict[str, Any] = {"name": tier.name, "count": count}
+    if tier.kind is not None:
+        info["kind"] = tier.kind
+    info["capacity"] = tier.capacity
+    info["spill_to"] = tier.spill_to
+    info["promote_to"] = tier.promote_to
+    if tier.promote_after is not None:
+        info["promote_after"] = tier.promote_after
+    if tier.half_life is not None:
+        info["half_life"] = tier.half_life
+    info["shared"] = tier.shared
+    info["per_session"] = tier.per_session
+    return info

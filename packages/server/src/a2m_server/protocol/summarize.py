@@ -1,0 +1,100 @@
+"""``memory/summarize`` (§4.15): distil selected records into a stored summary record with
+the extractive summarizer. Sources are never deleted; declining is not an error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from a2m_server.errors import ProtocolError
+from a2m_server.store import NewRecord, RecordFilter, StoredRecord
+from a2m_server.summarizer import summarize as extract_summary
+from a2m_server.text import query_terms
+from a2m_types import SummarizeParams
+
+from .context import CallContext
+from .core import Protocol
+from .wire import record_to_wire
+from .writes import WriteRequest, write_records
+
+__all__ = ["summarize"]
+
+
+def _summary_tier(proto: Protocol, ctx: CallContext, into: str | None) -> str | None:
+    if "tiers" not in ctx.capabilities:
+        return None
+    if into is not None:
+        return proto.tier(ctx, into, "into").name
+    # Distilling what happened into what is true: the motivating case lands in semantic.
+    for tier in proto.config.tiers:
+        if tier.kind == "semantic":
+            return tier.name
+    return proto.config.home_tier
+
+
+def summarize(proto: Protocol, ctx: CallContext, params: SummarizeParams) -> dict[str, Any]:
+    """§4.15: read the selected records, write one summary record (or decline)."""
+    proto.ensure_writable("memory/summarize")
+    if (
+        params.ids is None
+        and not params.query
+        and params.tier is None
+        and params.where is None
+        and params.key_prefix is None
+    ):
+        raise ProtocolError.invalid_params(
+            "memory/summarize needs at least one of ids, query, tier, where or key_prefix; "
+            "summarizing a whole store must not be the result of an empty request"
+        )
+    if params.tier is not None:
+        proto.tier(ctx, params.tier)
+    into = _summary_tier(proto, ctx, params.into)
+    owner = proto.acting_owner(ctx, params.owner)
+    cap = proto.config.summarize_limit
+    limit = min(params.limit, cap) if params.limit else cap
+    selector = RecordFilter(
+        ids=params.ids,
+        tier=params.tier,
+        where=params.where,
+        key_prefix=params.key_prefix,
+        scope=proto.read_scope(owner),
+    )
+    sources: list[StoredRecord]
+    with proto.store.reading() as reader:
+        terms = query_terms(params.query) if params.query else []
+        if terms:
+            ranked = [record_id for record_id, _ in reader.lexical(selector, terms, limit)]
+            found = {r.id: r for r in reader.get(ranked)}
+            sources = sorted(
+                (found[i] for i in ranked if i in found), key=lambda r: (r.created_at, r.rowid)
+            )
+        elif params.query:
+            sources = []
+        else:
+            sources = reader.select(selector, order="created_desc", limit=limit)
+            sources.reverse()
+    text = extract_summary([(r.id, r.content) for r in sources])
+    if text is None:
+        return {"records": [], "read": len(sources), "written": 0}
+    caps = ctx.capabilities
+    request = WriteRequest(
+        new=NewRecord(
+            id="",
+            content=text,
+            created_at=0,
+            role="memory",
+            metadata={"summary_of": [r.id for r in sources], "summarizer": "extractive"},
+            tier=into,
+            owner=owner,
+            key=params.key if "keys" in caps else None,
+        ),
+        write_id=None,
+        explicit_tier=params.into is not None,
+    )
+    with proto.transaction() as writer:
+        (record_id,) = write_records(proto, ctx, writer, [request])
+        (record,) = writer.get([record_id])
+    return {
+        "records": [record_to_wire(record, caps)],
+        "read": len(sources),
+        "written": 1,
+    }

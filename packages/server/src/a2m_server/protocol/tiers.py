@@ -1,0 +1,240 @@
+"""Tier policy (§4.6, §4.7, §4.8, §4.10, §4.11): capacity and spilling, promotion, salience,
+and sessions settling through the stack when they close.
+
+Every move takes whole groups (§3.4): a record never leaves its group behind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from a2m_server.config import TierConfig
+from a2m_server.store import RecordFilter, StoredRecord, StoreWriter
+from a2m_types import (
+    ConsolidateParams,
+    PromoteParams,
+    ReinforceParams,
+    SessionCloseParams,
+    SessionListParams,
+)
+
+from .context import CallContext
+from .core import Protocol, now_ms
+from .wire import timestamp
+
+__all__ = [
+    "close_session",
+    "consolidate",
+    "enforce_capacity",
+    "list_sessions",
+    "promote",
+    "reinforce",
+]
+
+
+@dataclass
+class Reorganisation:
+    """What one pass of tier policy did, in the counts of §4.7."""
+
+    moved: int = 0
+    promoted: int = 0
+    dropped: int = 0
+    summarized: int = 0
+    touched: set[str] = field(default_factory=set)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.moved or self.promoted or self.dropped or self.summarized)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "moved": self.moved,
+            "promoted": self.promoted,
+            "dropped": self.dropped,
+            "summarized": self.summarized,
+        }
+
+
+def with_group_members(
+    writer: StoreWriter, records: Sequence[StoredRecord], *, tier: str | None
+) -> list[StoredRecord]:
+    """``records`` plus every other member of their groups (in ``tier``, when given)."""
+    groups = {(r.owner, r.group) for r in records if r.group is not None}
+    if not groups:
+        return list(records)
+    members = writer.select(RecordFilter(groups=sorted(groups, key=str), tier=tier))
+    by_id = {r.id: r for r in records}
+    for member in members:
+        by_id.setdefault(member.id, member)
+    return list(by_id.values())
+
+
+_ALL = object()
+
+
+def _spill(writer: StoreWriter, tier: TierConfig, plan: Reorganisation) -> bool:
+    """Bring ``tier`` back under capacity, oldest first; returns whether anything moved."""
+    if tier.capacity <= 0:
+        return False
+    buckets: list[tuple[Any, int]]
+    if tier.per_session:
+        per_session = writer.count_by_session(RecordFilter(tier=tier.name))
+        buckets = [(session, count) for session, count in per_session.items()]
+    else:
+        buckets = [(_ALL, writer.count(RecordFilter(tier=tier.name)))]
+    changed = False
+    for session, count in buckets:
+        excess = count - tier.capacity
+        if excess <= 0:
+            continue
+        where = RecordFilter(tier=tier.name)
+        if session is not _ALL:
+            where = where.with_(session=session)
+        oldest = writer.select(where, order="created_asc", limit=excess)
+        leaving = with_group_members(writer, oldest, tier=tier.name)
+        ids = [r.id for r in leaving]
+        if tier.spill_to is not None:
+            plan.moved += writer.set_tier(ids, tier.spill_to)
+            plan.touched.add(tier.spill_to)
+        else:
+            plan.dropped += writer.delete(ids)
+        changed = True
+    return changed
+
+
+def enforce_capacity(
+    proto: Protocol, writer: StoreWriter, tiers: Iterable[str], plan: Reorganisation | None = None
+) -> Reorganisation:
+    """Spill every over-full tier among ``tiers``, following spill chains; a spill that
+    happens outside consolidate is still one ``consolidated`` event (§4.12)."""
+    own_plan = plan is None
+    plan = plan or Reorganisation()
+    pending = [t for t in proto.config.tiers if t.name in set(tiers)]
+    # Each spill can only push records further down a finite, acyclic chain.
+    for _ in range(len(proto.config.tiers) + 1):
+        if not pending:
+            break
+        plan.touched.clear()
+        for tier in pending:
+            _spill(writer, tier, plan)
+        pending = [t for t in proto.config.tiers if t.name in plan.touched]
+    if own_plan and plan.changed:
+        writer.append_event("consolidated", now_ms(), plan.counts(), None, None)
+    return plan
+
+
+def _promote_due(proto: Protocol, writer: StoreWriter, plan: Reorganisation) -> None:
+    """Move records that earned it: recalled (or reinforced) ``promote_after`` times."""
+    for tier in proto.config.tiers:
+        if tier.promote_to is None or not tier.promote_after:
+            continue
+        due = writer.select(RecordFilter(tier=tier.name, earned_at_least=float(tier.promote_after)))
+        if not due:
+            continue
+        moving = with_group_members(writer, due, tier=tier.name)
+        plan.promoted += writer.set_tier([r.id for r in moving], tier.promote_to)
+        plan.touched.add(tier.promote_to)
+
+
+def _tier_counts(proto: Protocol, writer: StoreWriter) -> dict[str, int]:
+    counts = writer.count_by_tier(RecordFilter())
+    return {tier.name: counts.get(tier.name, 0) for tier in proto.config.tiers}
+
+
+def _reorganise(proto: Protocol, writer: StoreWriter) -> Reorganisation:
+    """Promote first, then spill (§4.7), as one ``consolidated`` event."""
+    plan = Reorganisation()
+    _promote_due(proto, writer, plan)
+    enforce_capacity(proto, writer, [t.name for t in proto.config.tiers], plan)
+    writer.append_event("consolidated", now_ms(), plan.counts(), None, None)
+    return plan
+
+
+def consolidate(proto: Protocol, ctx: CallContext, params: ConsolidateParams) -> dict[str, Any]:
+    """§4.7: reorganise the whole store."""
+    proto.ensure_writable("memory/consolidate")
+    with proto.transaction() as writer:
+        plan = _reorganise(proto, writer)
+        counts = _tier_counts(proto, writer)
+    return {**plan.counts(), "counts": counts}
+
+
+def promote(proto: Protocol, ctx: CallContext, params: PromoteParams) -> dict[str, Any]:
+    """§4.6: move records (and their groups) to a tier; unknown or arrived ids don't count."""
+    proto.ensure_writable("memory/promote")
+    target = proto.tier(ctx, params.tier).name
+    owner = proto.acting_owner(ctx, params.owner)
+    with proto.transaction() as writer:
+        chosen = writer.select(RecordFilter(ids=params.ids, scope=proto.write_scope(owner)))
+        moving = [
+            r
+            for r in with_group_members(writer, chosen, tier=None)
+            if r.tier != target and (owner is None or r.owner == owner)
+        ]
+        ids = [r.id for r in moving]
+        promoted = writer.set_tier(ids, target)
+        if params.salience and "salience" in ctx.capabilities:
+            writer.add_salience(ids, params.salience)
+        owners = {r.owner for r in moving}
+        event_owner = owners.pop() if len(owners) == 1 else owner
+        writer.append_event("promoted", now_ms(), {"ids": ids, "tier": target}, event_owner, target)
+        enforce_capacity(proto, writer, [target])
+    return {"promoted": promoted}
+
+
+def reinforce(proto: Protocol, ctx: CallContext, params: ReinforceParams) -> dict[str, Any]:
+    """§4.8: raise salience of records that proved useful (default: the configured amount)."""
+    proto.ensure_writable("memory/reinforce")
+    owner = proto.acting_owner(ctx, params.owner)
+    amount = proto.config.reinforce_amount if params.amount is None else params.amount
+    with proto.transaction() as writer:
+        found = writer.select(RecordFilter(ids=params.ids, scope=proto.write_scope(owner)))
+        reinforced = writer.add_salience([r.id for r in found], amount)
+    return {"reinforced": reinforced}
+
+
+def list_sessions(proto: Protocol, ctx: CallContext, params: SessionListParams) -> dict[str, Any]:
+    """§4.10: every named session with its size per tier and its span."""
+    owner = proto.acting_owner(ctx, params.owner)
+    with proto.store.reading() as reader:
+        stats = reader.sessions(RecordFilter(scope=proto.read_scope(owner)))
+    sessions = []
+    for entry in stats:
+        item: dict[str, Any] = {"session": entry.session, "records": entry.records}
+        if "tiers" in ctx.capabilities:
+            item["tiers"] = entry.tiers
+        if entry.opened_at is not None:
+            item["opened_at"] = timestamp(entry.opened_at)
+        if entry.touched_at is not None:
+            item["touched_at"] = timestamp(entry.touched_at)
+        sessions.append(item)
+    return {"sessions": sessions}
+
+
+def close_session(proto: Protocol, ctx: CallContext, params: SessionCloseParams) -> dict[str, Any]:
+    """§4.11: the session's records leave every per-session tier at once, then each tier
+    below applies its own rules. Nothing is deleted by closing itself; an unknown
+    session is a no-op."""
+    proto.ensure_writable("memory/session/close")
+    owner = proto.acting_owner(ctx, params.owner)
+    flushed = 0
+    with proto.transaction() as writer:
+        if "tiers" in ctx.capabilities:
+            for tier in proto.config.tiers:
+                if not tier.per_session or tier.spill_to is None:
+                    continue
+                records = writer.select(
+                    RecordFilter(
+                        tier=tier.name, session=params.session, scope=proto.write_scope(owner)
+                    )
+                )
+                leaving = with_group_members(writer, records, tier=tier.name)
+                flushed += writer.set_tier([r.id for r in leaving], tier.spill_to)
+            plan = _reorganise(proto, writer)
+            counts = _tier_counts(proto, writer)
+        else:
+            plan, counts = Reorganisation(), {}
+            writer.append_event("consolidated", now_ms(), plan.counts(), None, None)
+        writer.append_event("session_closed", now_ms(), {"session": params.session}, owner, None)
+    return {**plan.counts(), "counts": counts, "closed": params.session, "flushed": flushed}

@@ -1,0 +1,166 @@
+"""The server object and its connections: the seam every binding (in-process, stdio,
+HTTP) plugs into.
+
+A binding opens a :class:`Connection` per peer, naming its transport and, where the
+transport authenticates, the principal; it then feeds JSON-RPC text in and writes what
+comes back out. Push notifications reach the peer through the ``notify`` callback."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from a2m_types import ErrorCode
+
+from .config import ServerConfig
+from .dispatch import decode, encode, error_response, handle_message, handle_text
+from .errors import ProtocolError
+from .protocol import CallContext, Protocol
+from .store import SQLiteStore, Store
+
+__all__ = ["A2MServer", "Connection", "NotificationHandler", "Transport"]
+
+Transport = Literal["in-process", "stdio", "http"]
+NotificationHandler = Callable[[dict[str, Any]], None]
+"""Receives each JSON-RPC notification object (already JSON round-tripped)."""
+
+_NETWORK_TRANSPORTS = frozenset({"http"})
+
+
+class A2MServer:
+    """An A2M 0.1 server over one store.
+
+    ``A2MServer()`` is a private in-memory store with every capability; pass ``db`` for a
+    file, ``config`` to change capabilities, tiers or limits, or ``store`` for another
+    backend. Thread-safe: bindings may call connections from many threads at once."""
+
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        *,
+        db: str | Path = ":memory:",
+        store: Store | None = None,
+    ) -> None:
+        self.config = config or ServerConfig()
+        self.store = store or SQLiteStore(
+            db, metric=self.config.metric, event_retention=self.config.event_retention
+        )
+        self._owns_store = store is None
+        self.protocol = Protocol(self.config, self.store)
+        self._ids = itertools.count(1)
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def connect(
+        self,
+        *,
+        transport: Transport = "in-process",
+        principal: str | None = None,
+        notify: NotificationHandler | None = None,
+    ) -> Connection:
+        """Open a connection for one peer.
+
+        ``principal`` is the authenticated caller (network transports derive ``owner``
+        from it, §6); ``notify`` receives pushed events after ``memory/events/subscribe``
+        and is ignored on transports that cannot carry notifications."""
+        if self._closed:
+            raise RuntimeError("this server is closed")
+        network = transport in _NETWORK_TRANSPORTS
+        capabilities = set(self.config.capabilities)
+        if network and principal is None:
+            # §6: a server that cannot authenticate its callers does not offer scopes.
+            capabilities.discard("scopes")
+        push = self.config.push and notify is not None and not network
+        context = CallContext(
+            connection_id=next(self._ids),
+            transport=transport,
+            network=network,
+            principal=principal,
+            capabilities=frozenset(capabilities),
+            push=push,
+            notify=notify if push else None,
+        )
+        return Connection(self, context)
+
+    def close(self) -> None:
+        """Close the store if this server opened it."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.protocol.close()
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> A2MServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Connection:
+    """One peer's view of the server: its capabilities, principal and subscription."""
+
+    def __init__(self, server: A2MServer, context: CallContext) -> None:
+        self.server = server
+        self.context = context
+
+    @property
+    def transport(self) -> str:
+        return self.context.transport
+
+    @property
+    def principal(self) -> str | None:
+        return self.context.principal
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """What this connection declares (HTTP without auth drops ``scopes``)."""
+        return self.context.capabilities
+
+    def _invoke(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return self.server.protocol.invoke(self.context, method, params)
+
+    def handle(self, message: str | bytes) -> str | None:
+        """Handle one JSON-RPC message given as JSON text; the response text, or ``None``
+        for a notification."""
+        response = handle_text(message, self._invoke)
+        return None if response is None else encode(response)
+
+    def handle_object(self, message: Any) -> dict[str, Any] | None:
+        """Handle one already-parsed message, round-tripping through JSON both ways so an
+        in-process peer sees exactly what a remote one would (§8.1)."""
+        try:
+            text = json.dumps(message, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return error_response(
+                None, ErrorCode.PARSE_ERROR, f"message is not JSON-serialisable: {exc}"
+            )
+        answer = self.handle(text)
+        return None if answer is None else decode(answer)
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run one method directly and return its result; raises :class:`ProtocolError`."""
+        response = handle_message(
+            {"jsonrpc": "2.0", "id": 0, "method": method, "params": params or {}}, self._invoke
+        )
+        assert response is not None
+        if "error" in response:
+            error = response["error"]
+            raise ProtocolError(error["code"], error["message"], error.get("data"))
+        return response["result"]  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """End this connection's subscription, if any."""
+        self.server.protocol.disconnect(self.context)
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

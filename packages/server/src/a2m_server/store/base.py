@@ -1,0 +1,305 @@
+"""The one storage interface every backend implements (SQLite today, PostgreSQL next).
+
+A backend stores records and the event log and answers filtered, ordered and ranked
+reads. It knows nothing of JSON-RPC, capabilities or tier policy: the protocol layer
+decides *what* to do and calls these primitives inside one write transaction."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "EventRow",
+    "NewRecord",
+    "RecordFilter",
+    "Scope",
+    "SessionStats",
+    "Store",
+    "StoreReader",
+    "StoreWriter",
+    "StoredRecord",
+]
+
+Order = Literal["created_asc", "created_desc"]
+
+
+@dataclass
+class StoredRecord:
+    """A record as the store holds it; times are epoch milliseconds."""
+
+    rowid: int
+    id: str
+    content: str
+    created_at: int
+    updated_at: int
+    role: str | None = None
+    metadata: dict[str, Any] | None = None
+    group: str | None = None
+    tier: str | None = None
+    salience: float = 0.0
+    accessed_at: int | None = None
+    access_count: int = 0
+    owner: str | None = None
+    session: str | None = None
+    key: str | None = None
+    revision: int = 0
+    embedding: list[float] | None = None
+    """Loaded only when the read asked for vectors."""
+    uri: str | None = None
+    media_type: str | None = None
+    expires_at: int | None = None
+
+
+@dataclass
+class NewRecord:
+    """A record about to be inserted; the protocol layer has filled every default."""
+
+    id: str
+    content: str
+    created_at: int
+    role: str | None = None
+    metadata: dict[str, Any] | None = None
+    group: str | None = None
+    tier: str | None = None
+    salience: float = 0.0
+    owner: str | None = None
+    session: str | None = None
+    key: str | None = None
+    embedding: list[float] | None = None
+    uri: str | None = None
+    media_type: str | None = None
+    expires_at: int | None = None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose records a call may touch.
+
+    For reads (``include_shared``) an owner sees its own records, records with no owner,
+    and everything in a shared tier; for writes it touches only records it owns."""
+
+    owner: str
+    include_shared: bool = True
+    shared_tiers: tuple[str, ...] = ()
+
+
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """A conjunction of conditions; every unset condition matches everything.
+
+    Expired records never match."""
+
+    ids: Sequence[str] | None = None
+    tier: str | None = None
+    tiers: Sequence[str] | None = None
+    where: Mapping[str, Any] | None = None
+    key_prefix: str | None = None
+    scope: Scope | None = None
+    session: Any = _UNSET
+    """A session name, or ``None`` for records without one; unset matches all."""
+    groups: Sequence[tuple[str | None, str]] | None = None
+    """(owner, group) pairs: records of any of these groups."""
+    tags_all: Sequence[str] | None = None
+    """Every one of these strings is in ``metadata.tags``."""
+    with_embedding: bool = False
+    """Only records carrying a vector."""
+    earned_at_least: float | None = None
+    """Only records whose ``access_count + salience`` reaches this (promotion)."""
+
+    @property
+    def has_session(self) -> bool:
+        return self.session is not _UNSET
+
+    def with_(self, **changes: Any) -> RecordFilter:
+        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        values.update(changes)
+        return RecordFilter(**values)
+
+
+@dataclass
+class SessionStats:
+    """One session's size and span."""
+
+    session: str
+    records: int
+    tiers: dict[str, int] = field(default_factory=dict)
+    opened_at: int | None = None
+    touched_at: int | None = None
+
+
+@dataclass
+class EventRow:
+    """One event of the log, with the position that follows it."""
+
+    seq: int
+    at: int
+    kind: str
+    payload: dict[str, Any]
+    owner: str | None
+    tier: str | None
+
+
+class StoreReader(ABC):
+    """Reads, all seeing one consistent snapshot."""
+
+    @abstractmethod
+    def get(self, ids: Sequence[str], *, embeddings: bool = False) -> list[StoredRecord]:
+        """The live records among ``ids``, in no particular order."""
+
+    @abstractmethod
+    def get_by_key(
+        self, owner: str | None, key: str, *, embeddings: bool = False
+    ) -> StoredRecord | None:
+        """The record ``owner`` holds at ``key``."""
+
+    @abstractmethod
+    def select(
+        self,
+        where: RecordFilter,
+        *,
+        order: Order = "created_asc",
+        limit: int | None = None,
+        offset: int = 0,
+        embeddings: bool = False,
+    ) -> list[StoredRecord]:
+        """Matching records in creation order (ties broken by insertion order)."""
+
+    @abstractmethod
+    def count(self, where: RecordFilter) -> int:
+        """How many records match."""
+
+    @abstractmethod
+    def count_by_tier(self, where: RecordFilter) -> dict[str, int]:
+        """Matching records per tier."""
+
+    @abstractmethod
+    def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
+        """Matching records per session (``None`` for the no-session bucket)."""
+
+    @abstractmethod
+    def lexical(
+        self,
+        where: RecordFilter,
+        terms: Sequence[str],
+        limit: int | None,
+        *,
+        match_all: bool = False,
+    ) -> list[tuple[str, float]]:
+        """Up to ``limit`` (all when None) (id, relevance) pairs for records matching any
+        of ``terms`` (every one with ``match_all``), best first; relevance is positive,
+        larger is better."""
+
+    @abstractmethod
+    def nearest(
+        self, where: RecordFilter, vector: Sequence[float], limit: int
+    ) -> list[tuple[str, float]]:
+        """Up to ``limit`` (id, similarity) pairs among records with a vector, most similar
+        first; similarity is the store's metric mapped into [0, 1], larger is closer."""
+
+    @abstractmethod
+    def sessions(self, where: RecordFilter) -> list[SessionStats]:
+        """Every named session among matching records."""
+
+    @abstractmethod
+    def events_after(
+        self, seq: int, *, limit: int, kinds: Sequence[str] | None, scope: Scope | None
+    ) -> list[EventRow]:
+        """Events with a position after ``seq``, oldest first, visible to ``scope``."""
+
+    @abstractmethod
+    def event_bounds(self) -> tuple[int, int]:
+        """(oldest retained position, head position); (head + 1, head) when empty."""
+
+    @abstractmethod
+    def dimensions(self) -> int | None:
+        """The vector width fixed by the first vector stored."""
+
+    @property
+    @abstractmethod
+    def store_id(self) -> str:
+        """A stable identifier of this store, minted when it was created."""
+
+
+class StoreWriter(StoreReader):
+    """Reads and writes inside one atomic transaction."""
+
+    @abstractmethod
+    def insert(self, records: Sequence[NewRecord]) -> list[int]:
+        """Insert new records; returns their rowids."""
+
+    @abstractmethod
+    def replace(self, record_id: str, new: NewRecord) -> StoredRecord:
+        """Overwrite the record at ``record_id`` with ``new`` (key replacement): its id,
+        owner, key and created_at stay, revision goes up by one. Returns the result."""
+
+    @abstractmethod
+    def resolve_write_id(self, write_id: str) -> str | None:
+        """The record a client-supplied id already produced, if any."""
+
+    @abstractmethod
+    def remember_write_id(self, write_id: str, record_id: str) -> None:
+        """Note that a write carrying ``write_id`` landed on ``record_id``."""
+
+    @abstractmethod
+    def set_tier(self, ids: Sequence[str], tier: str) -> int:
+        """Move records to ``tier``; returns how many changed."""
+
+    @abstractmethod
+    def add_salience(self, ids: Sequence[str], amount: float) -> int:
+        """Raise salience; returns how many records changed."""
+
+    @abstractmethod
+    def touch(self, ids: Sequence[str], at: int) -> None:
+        """Count one access for each record, at time ``at``."""
+
+    @abstractmethod
+    def delete(self, ids: Sequence[str]) -> int:
+        """Delete records; returns how many were removed."""
+
+    @abstractmethod
+    def expire(self, now: int) -> list[StoredRecord]:
+        """Delete records whose expiry has passed; returns them."""
+
+    @abstractmethod
+    def set_dimensions(self, dimensions: int) -> None:
+        """Fix the vector width."""
+
+    @abstractmethod
+    def append_event(
+        self, kind: str, at: int, payload: Mapping[str, Any], owner: str | None, tier: str | None
+    ) -> int:
+        """Append to the event log; returns the event's position."""
+
+
+class Store(ABC):
+    """A backend: transactions over one body of records."""
+
+    @property
+    @abstractmethod
+    def store_id(self) -> str:
+        """A stable identifier of this store, minted when it was created."""
+
+    @abstractmethod
+    def reading(self) -> AbstractContextManager[StoreReader]:
+        """A consistent read snapshot."""
+
+    @abstractmethod
+    def writing(self) -> AbstractContextManager[StoreWriter]:
+        """One write transaction: committed on a clean exit, rolled back on an exception."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections and files."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,117 @@
+"""The SQLite schema and its migrations, versioned so later releases can upgrade a file."""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["SCHEMA_VERSION", "migrate"]
+
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE records (
+    rowid        INTEGER PRIMARY KEY,
+    id           TEXT    NOT NULL UNIQUE,
+    content      TEXT    NOT NULL,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    role         TEXT,
+    metadata     TEXT,
+    grp          TEXT,
+    tier         TEXT,
+    salience     REAL    NOT NULL DEFAULT 0,
+    accessed_at  INTEGER,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    owner        TEXT,
+    session      TEXT,
+    key          TEXT,
+    revision     INTEGER NOT NULL DEFAULT 0,
+    embedding    BLOB,
+    uri          TEXT,
+    media_type   TEXT,
+    expires_at   INTEGER
+);
+CREATE UNIQUE INDEX records_owner_key ON records (coalesce(owner, ''), key) WHERE key IS NOT NULL;
+CREATE INDEX records_key ON records (key) WHERE key IS NOT NULL;
+CREATE INDEX records_created ON records (created_at);
+CREATE INDEX records_tier_created ON records (tier, created_at);
+CREATE INDEX records_session ON records (session, created_at) WHERE session IS NOT NULL;
+CREATE INDEX records_group ON records (grp) WHERE grp IS NOT NULL;
+CREATE INDEX records_owner ON records (owner) WHERE owner IS NOT NULL;
+CREATE INDEX records_expiry ON records (expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE VIRTUAL TABLE records_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
+
+-- A client-supplied id that landed on another record (a key replacement), so a retry
+-- of that write is recognised instead of applied twice.
+CREATE TABLE write_ids (
+    write_id  TEXT PRIMARY KEY,
+    record_id TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX write_ids_record ON write_ids (record_id);
+
+CREATE TABLE events (
+    seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+    at      INTEGER NOT NULL,
+    kind    TEXT    NOT NULL,
+    owner   TEXT,
+    tier    TEXT,
+    payload TEXT    NOT NULL
+);
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1}
+
+
+def _version(conn: sqlite3.Connection) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if not exists:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _statements(script: str) -> list[str]:
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    return statements
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the database up to :data:`SCHEMA_VERSION`; returns the version found.
+
+    Runs under ``BEGIN IMMEDIATE`` and re-reads the version inside it, so two processes
+    opening a new file at once do not both create it."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = _version(conn)
+        if found > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"this database has schema version {found}, newer than this server "
+                f"understands ({SCHEMA_VERSION}); upgrade a2m-server"
+            )
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            for statement in _statements(_MIGRATIONS[version]):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(version),),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return found

@@ -1,0 +1,798 @@
+"""The embedded store: one SQLite file (or ``:memory:``), FTS5 for lexical ranking, and an
+in-memory index over the verbatim vectors.
+
+One writer connection serialises every write transaction; readers get a connection per
+thread and, in WAL mode, never block the writer or each other."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from a2m_server.text import index_text
+
+from .base import (
+    EventRow,
+    NewRecord,
+    RecordFilter,
+    Scope,
+    SessionStats,
+    Store,
+    StoredRecord,
+    StoreReader,
+    StoreWriter,
+)
+from .schema import migrate
+from .vectors import VectorIndex
+
+__all__ = ["SQLiteStore"]
+
+log = logging.getLogger("a2m_server.store")
+
+# Record fields a ``where`` clause may name directly; anything else is a metadata key.
+_FIELD_COLUMNS = {
+    "id": "id",
+    "content": "content",
+    "role": "role",
+    "group": "grp",
+    "tier": "tier",
+    "owner": "owner",
+    "session": "session",
+    "key": "key",
+    "revision": "revision",
+    "uri": "uri",
+    "media_type": "media_type",
+    "salience": "salience",
+    "access_count": "access_count",
+}
+
+_COLUMNS = (
+    "rowid, id, content, created_at, updated_at, role, metadata, grp, tier, salience, "
+    "accessed_at, access_count, owner, session, key, revision, uri, media_type, expires_at"
+)
+_COLUMNS_WITH_VECTOR = _COLUMNS + ", embedding"
+_PREFIXED_COLUMNS = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+_PREFIXED_COLUMNS_WITH_VECTOR = _PREFIXED_COLUMNS + ", r.embedding"
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _dump_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _pack(vector: Sequence[float]) -> bytes:
+    # float64 keeps every JSON number exactly as it arrived (§3.7: verbatim).
+    return np.asarray(vector, dtype="<f8").tobytes()
+
+
+def _unpack(blob: bytes) -> list[float]:
+    return np.frombuffer(blob, dtype="<f8").tolist()  # type: ignore[no-any-return]
+
+
+def _row_to_record(row: Sequence[Any], *, with_vector: bool) -> StoredRecord:
+    record = StoredRecord(
+        rowid=row[0],
+        id=row[1],
+        content=row[2],
+        created_at=row[3],
+        updated_at=row[4],
+        role=row[5],
+        metadata=json.loads(row[6]) if row[6] is not None else None,
+        group=row[7],
+        tier=row[8],
+        salience=row[9],
+        accessed_at=row[10],
+        access_count=row[11],
+        owner=row[12],
+        session=row[13],
+        key=row[14],
+        revision=row[15],
+        uri=row[16],
+        media_type=row[17],
+        expires_at=row[18],
+    )
+    if with_vector and row[19] is not None:
+        record.embedding = _unpack(row[19])
+    return record
+
+
+def _json_path(key: str) -> str:
+    return '$."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class _Sql:
+    """Accumulates a WHERE clause and its parameters."""
+
+    def __init__(self) -> None:
+        self.clauses: list[str] = []
+        self.params: list[Any] = []
+
+    def add(self, clause: str, *params: Any) -> None:
+        self.clauses.append(clause)
+        self.params.extend(params)
+
+    def text(self) -> str:
+        return " AND ".join(self.clauses) if self.clauses else "1"
+
+
+def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
+    """One ``where`` entry (§5.2): equality on a record field, else on a metadata key;
+    a list means any of its values."""
+    column = _FIELD_COLUMNS.get(name)
+    path = _json_path(name)
+    alternatives: list[str] = []
+    params: list[Any] = []
+    for value in expected if isinstance(expected, list) else [expected]:
+        if column is not None:
+            if value is None:
+                alternatives.append(f"r.{column} IS NULL")
+            else:
+                alternatives.append(f"r.{column} = ?")
+                params.append(int(value) if isinstance(value, bool) else value)
+        elif value is None:
+            alternatives.append("coalesce(json_type(r.metadata, ?), 'null') = 'null'")
+            params.append(path)
+        elif isinstance(value, bool):
+            alternatives.append("json_type(r.metadata, ?) = ?")
+            params += [path, "true" if value else "false"]
+        else:
+            # json_extract reports true/false as 1/0 and containers as JSON text: only
+            # numbers and strings may compare equal to a scalar.
+            alternatives.append(
+                "(json_type(r.metadata, ?) IN ('integer', 'real', 'text') "
+                "AND json_extract(r.metadata, ?) = ?)"
+            )
+            params += [path, path, value]
+    return "(" + (" OR ".join(alternatives) or "0") + ")", params
+
+
+def _build_filter(where: RecordFilter, now: int) -> _Sql:
+    sql = _Sql()
+    sql.add("(r.expires_at IS NULL OR r.expires_at > ?)", now)
+    if where.ids is not None:
+        sql.add("r.id IN (SELECT value FROM json_each(?))", _dump_json(list(where.ids)))
+    if where.tier is not None:
+        sql.add("r.tier = ?", where.tier)
+    if where.tiers is not None:
+        sql.add("r.tier IN (SELECT value FROM json_each(?))", _dump_json(list(where.tiers)))
+    if where.has_session:
+        if where.session is None:
+            sql.add("r.session IS NULL")
+        else:
+            sql.add("r.session = ?", where.session)
+    if where.key_prefix is not None:
+        prefix = where.key_prefix.rstrip("/")
+        if prefix:
+            # Segment-wise: "a/b" matches "a/b" and "a/b/…", never "a/bc". '0' follows '/'.
+            sql.add("(r.key = ? OR (r.key >= ? AND r.key < ?))", prefix, prefix + "/", prefix + "0")
+        else:
+            sql.add("r.key IS NOT NULL")
+    if where.scope is not None:
+        _add_scope(sql, where.scope, owner_column="r.owner", tier_column="r.tier")
+    if where.groups is not None:
+        pairs = [[owner or "", group] for owner, group in where.groups]
+        sql.add(
+            "EXISTS (SELECT 1 FROM json_each(?) AS g WHERE g.value ->> 0 = coalesce(r.owner, '')"
+            " AND g.value ->> 1 = r.grp)",
+            _dump_json(pairs),
+        )
+    if where.tags_all:
+        for tag in where.tags_all:
+            sql.add(
+                "EXISTS (SELECT 1 FROM json_each(r.metadata, '$.tags') AS t WHERE t.value = ?)",
+                tag,
+            )
+    if where.with_embedding:
+        sql.add("r.embedding IS NOT NULL")
+    if where.earned_at_least is not None:
+        sql.add("r.access_count + r.salience >= ?", where.earned_at_least)
+    for name, expected in (where.where or {}).items():
+        clause, params = _where_clause(name, expected)
+        sql.add(clause, *params)
+    return sql
+
+
+def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) -> None:
+    if scope.include_shared:
+        clause = f"({owner_column} = ? OR {owner_column} IS NULL"
+        params: list[Any] = [scope.owner]
+        if scope.shared_tiers:
+            clause += f" OR {tier_column} IN (SELECT value FROM json_each(?))"
+            params.append(_dump_json(list(scope.shared_tiers)))
+        sql.add(clause + ")", *params)
+    else:
+        sql.add(f"{owner_column} = ?", scope.owner)
+
+
+def _fts_query(terms: Sequence[str], *, match_all: bool = False) -> str:
+    joiner = " AND " if match_all else " OR "
+    return joiner.join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+class _Reader(StoreReader):
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection) -> None:
+        self._store = store
+        self._conn = conn
+        self._now = _now_ms()
+
+    @property
+    def store_id(self) -> str:
+        return self._store.store_id
+
+    def _select_sql(self, embeddings: bool) -> str:
+        return _PREFIXED_COLUMNS_WITH_VECTOR if embeddings else _PREFIXED_COLUMNS
+
+    def get(self, ids: Sequence[str], *, embeddings: bool = False) -> list[StoredRecord]:
+        if not ids:
+            return []
+        return self.select(RecordFilter(ids=ids), embeddings=embeddings)
+
+    def get_by_key(
+        self, owner: str | None, key: str, *, embeddings: bool = False
+    ) -> StoredRecord | None:
+        rows = self._conn.execute(
+            f"SELECT {self._select_sql(embeddings)} FROM records AS r "
+            "WHERE coalesce(r.owner, '') = ? AND r.key = ? "
+            "AND (r.expires_at IS NULL OR r.expires_at > ?)",
+            (owner or "", key, self._now),
+        ).fetchall()
+        return _row_to_record(rows[0], with_vector=embeddings) if rows else None
+
+    def select(
+        self,
+        where: RecordFilter,
+        *,
+        order: str = "created_asc",
+        limit: int | None = None,
+        offset: int = 0,
+        embeddings: bool = False,
+    ) -> list[StoredRecord]:
+        sql = _build_filter(where, self._now)
+        direction = "DESC" if order == "created_desc" else "ASC"
+        query = (
+            f"SELECT {self._select_sql(embeddings)} FROM records AS r WHERE {sql.text()} "
+            f"ORDER BY r.created_at {direction}, r.rowid {direction}"
+        )
+        params = list(sql.params)
+        if limit is not None or offset:
+            query += " LIMIT ? OFFSET ?"
+            params += [-1 if limit is None else limit, offset]
+        rows = self._conn.execute(query, params).fetchall()
+        return [_row_to_record(row, with_vector=embeddings) for row in rows]
+
+    def count(self, where: RecordFilter) -> int:
+        sql = _build_filter(where, self._now)
+        row = self._conn.execute(
+            f"SELECT count(*) FROM records AS r WHERE {sql.text()}", sql.params
+        ).fetchone()
+        return int(row[0])
+
+    def count_by_tier(self, where: RecordFilter) -> dict[str, int]:
+        sql = _build_filter(where, self._now)
+        rows = self._conn.execute(
+            f"SELECT r.tier, count(*) FROM records AS r WHERE {sql.text()} GROUP BY r.tier",
+            sql.params,
+        ).fetchall()
+        return {tier: count for tier, count in rows if tier is not None}
+
+    def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
+        sql = _build_filter(where, self._now)
+        rows = self._conn.execute(
+            f"SELECT r.session, count(*) FROM records AS r WHERE {sql.text()} GROUP BY r.session",
+            sql.params,
+        ).fetchall()
+        return dict(rows)
+
+    def lexical(
+        self,
+        where: RecordFilter,
+        terms: Sequence[str],
+        limit: int | None,
+        *,
+        match_all: bool = False,
+    ) -> list[tuple[str, float]]:
+        if not terms or (limit is not None and limit <= 0):
+            return []
+        sql = _build_filter(where, self._now)
+        rows = self._conn.execute(
+            "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
+            "JOIN records AS r ON r.rowid = records_fts.rowid "
+            f"WHERE records_fts MATCH ? AND {sql.text()} ORDER BY rank LIMIT ?",
+            [_fts_query(terms, match_all=match_all), *sql.params, -1 if limit is None else limit],
+        ).fetchall()
+        # bm25() is negative, more negative is better.
+        return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
+
+    def nearest(
+        self, where: RecordFilter, vector: Sequence[float], limit: int
+    ) -> list[tuple[str, float]]:
+        index = self._store._vector_index()
+        if index is None or limit <= 0:
+            return []
+        sql = _build_filter(where.with_(with_embedding=True), self._now)
+        # Over-fetch from the whole index, then keep what passes the filter; fall back to
+        # an exact scan of the allowed rows only when the filter rejects too many.
+        fetch = max(limit * 8, 64)
+        candidates = index.search(vector, fetch)
+        passed = self._filter_rowids([rowid for rowid, _ in candidates], sql)
+        hits = [(passed[rowid], score) for rowid, score in candidates if rowid in passed]
+        if len(hits) < limit and len(candidates) >= fetch:
+            allowed = np.fromiter(
+                (
+                    row[0]
+                    for row in self._conn.execute(
+                        f"SELECT r.rowid FROM records AS r WHERE {sql.text()}", sql.params
+                    )
+                ),
+                dtype=np.int64,
+            )
+            exact = index.search(vector, limit, allowed=allowed)
+            ids = self._ids_for([rowid for rowid, _ in exact])
+            hits = [(ids[rowid], score) for rowid, score in exact if rowid in ids]
+        return hits[:limit]
+
+    def _filter_rowids(self, rowids: list[int], sql: _Sql) -> dict[int, str]:
+        if not rowids:
+            return {}
+        rows = self._conn.execute(
+            f"SELECT r.rowid, r.id FROM records AS r WHERE r.rowid IN "
+            f"(SELECT value FROM json_each(?)) AND {sql.text()}",
+            [_dump_json(rowids), *sql.params],
+        ).fetchall()
+        return dict(rows)
+
+    def _ids_for(self, rowids: list[int]) -> dict[int, str]:
+        if not rowids:
+            return {}
+        rows = self._conn.execute(
+            "SELECT rowid, id FROM records WHERE rowid IN (SELECT value FROM json_each(?))",
+            (_dump_json(rowids),),
+        ).fetchall()
+        return dict(rows)
+
+    def sessions(self, where: RecordFilter) -> list[SessionStats]:
+        sql = _build_filter(where, self._now)
+        rows = self._conn.execute(
+            "SELECT r.session, r.tier, count(*), min(r.created_at), max(r.updated_at) "
+            f"FROM records AS r WHERE r.session IS NOT NULL AND {sql.text()} "
+            "GROUP BY r.session, r.tier ORDER BY min(r.created_at), r.session",
+            sql.params,
+        ).fetchall()
+        stats: dict[str, SessionStats] = {}
+        for session, tier, count, opened, touched in rows:
+            entry = stats.get(session)
+            if entry is None:
+                entry = stats[session] = SessionStats(session, 0, {}, opened, touched)
+            entry.records += count
+            if tier is not None:
+                entry.tiers[tier] = entry.tiers.get(tier, 0) + count
+            entry.opened_at = min(entry.opened_at or opened, opened)
+            entry.touched_at = max(entry.touched_at or touched, touched)
+        return sorted(stats.values(), key=lambda s: (s.opened_at or 0, s.session))
+
+    def events_after(
+        self, seq: int, *, limit: int, kinds: Sequence[str] | None, scope: Scope | None
+    ) -> list[EventRow]:
+        sql = _Sql()
+        sql.add("e.seq > ?", seq)
+        if kinds is not None:
+            sql.add("e.kind IN (SELECT value FROM json_each(?))", _dump_json(list(kinds)))
+        if scope is not None:
+            _add_scope(sql, scope, owner_column="e.owner", tier_column="e.tier")
+        rows = self._conn.execute(
+            "SELECT e.seq, e.at, e.kind, e.payload, e.owner, e.tier FROM events AS e "
+            f"WHERE {sql.text()} ORDER BY e.seq LIMIT ?",
+            [*sql.params, limit],
+        ).fetchall()
+        return [
+            EventRow(seq, at, kind, json.loads(payload), owner, tier)
+            for seq, at, kind, payload, owner, tier in rows
+        ]
+
+    def event_bounds(self) -> tuple[int, int]:
+        head_row = self._conn.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'events'"
+        ).fetchone()
+        head = int(head_row[0]) if head_row else 0
+        oldest_row = self._conn.execute("SELECT min(seq) FROM events").fetchone()
+        oldest = int(oldest_row[0]) if oldest_row and oldest_row[0] is not None else head + 1
+        return oldest, head
+
+    def dimensions(self) -> int | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
+        return int(row[0]) if row else None
+
+
+class _Writer(_Reader, StoreWriter):
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection) -> None:
+        super().__init__(store, conn)
+        self.vector_adds: dict[int, list[float]] = {}
+        self.vector_removes: set[int] = set()
+        self.events_appended = 0
+
+    def insert(self, records: Sequence[NewRecord]) -> list[int]:
+        rowids: list[int] = []
+        execute = self._conn.execute
+        for rec in records:
+            cursor = execute(
+                "INSERT INTO records (id, content, created_at, updated_at, role, metadata, grp, "
+                "tier, salience, owner, session, key, revision, embedding, uri, media_type, "
+                "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+                (
+                    rec.id,
+                    rec.content,
+                    rec.created_at,
+                    rec.created_at,
+                    rec.role,
+                    None if rec.metadata is None else _dump_json(rec.metadata),
+                    rec.group,
+                    rec.tier,
+                    rec.salience,
+                    rec.owner,
+                    rec.session,
+                    rec.key,
+                    None if rec.embedding is None else _pack(rec.embedding),
+                    rec.uri,
+                    rec.media_type,
+                    rec.expires_at,
+                ),
+            )
+            rowid = int(cursor.lastrowid or 0)
+            rowids.append(rowid)
+            execute(
+                "INSERT INTO records_fts (rowid, body) VALUES (?, ?)",
+                (rowid, index_text(rec.content)),
+            )
+            if rec.embedding is not None:
+                self.vector_adds[rowid] = list(rec.embedding)
+        return rowids
+
+    def replace(self, record_id: str, new: NewRecord) -> StoredRecord:
+        row = self._conn.execute("SELECT rowid FROM records WHERE id = ?", (record_id,)).fetchone()
+        if row is None:
+            raise KeyError(record_id)
+        rowid = int(row[0])
+        self._conn.execute(
+            "UPDATE records SET content = ?, updated_at = ?, role = ?, metadata = ?, grp = ?, "
+            "tier = ?, salience = ?, session = ?, revision = revision + 1, embedding = ?, "
+            "uri = ?, media_type = ?, expires_at = ? WHERE rowid = ?",
+            (
+                new.content,
+                new.created_at,
+                new.role,
+                None if new.metadata is None else _dump_json(new.metadata),
+                new.group,
+                new.tier,
+                new.salience,
+                new.session,
+                None if new.embedding is None else _pack(new.embedding),
+                new.uri,
+                new.media_type,
+                new.expires_at,
+                rowid,
+            ),
+        )
+        self._conn.execute(
+            "UPDATE records_fts SET body = ? WHERE rowid = ?", (index_text(new.content), rowid)
+        )
+        if new.embedding is not None:
+            self.vector_adds[rowid] = list(new.embedding)
+            self.vector_removes.discard(rowid)
+        else:
+            self.vector_adds.pop(rowid, None)
+            self.vector_removes.add(rowid)
+        result = self.select(RecordFilter(ids=[record_id]))
+        return result[0]
+
+    def resolve_write_id(self, write_id: str) -> str | None:
+        row = self._conn.execute(
+            "SELECT id FROM records WHERE id = ? UNION ALL "
+            "SELECT record_id FROM write_ids WHERE write_id = ? LIMIT 1",
+            (write_id, write_id),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def remember_write_id(self, write_id: str, record_id: str) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO write_ids (write_id, record_id) VALUES (?, ?)",
+            (write_id, record_id),
+        )
+
+    def set_tier(self, ids: Sequence[str], tier: str) -> int:
+        if not ids:
+            return 0
+        cursor = self._conn.execute(
+            "UPDATE records SET tier = ? WHERE id IN (SELECT value FROM json_each(?)) "
+            "AND tier IS NOT ?",
+            (tier, _dump_json(list(ids)), tier),
+        )
+        return cursor.rowcount
+
+    def add_salience(self, ids: Sequence[str], amount: float) -> int:
+        if not ids:
+            return 0
+        cursor = self._conn.execute(
+            "UPDATE records SET salience = salience + ? WHERE id IN "
+            "(SELECT value FROM json_each(?))",
+            (amount, _dump_json(list(ids))),
+        )
+        return cursor.rowcount
+
+    def touch(self, ids: Sequence[str], at: int) -> None:
+        if ids:
+            self._conn.execute(
+                "UPDATE records SET access_count = access_count + 1, accessed_at = ? "
+                "WHERE id IN (SELECT value FROM json_each(?))",
+                (at, _dump_json(list(ids))),
+            )
+
+    def delete(self, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        payload = _dump_json(list(ids))
+        rows = self._conn.execute(
+            "SELECT rowid FROM records WHERE id IN (SELECT value FROM json_each(?))", (payload,)
+        ).fetchall()
+        if not rows:
+            return 0
+        rowids = _dump_json([row[0] for row in rows])
+        self._conn.execute(
+            "DELETE FROM records_fts WHERE rowid IN (SELECT value FROM json_each(?))", (rowids,)
+        )
+        self._conn.execute(
+            "DELETE FROM write_ids WHERE record_id IN (SELECT value FROM json_each(?))",
+            (payload,),
+        )
+        cursor = self._conn.execute(
+            "DELETE FROM records WHERE rowid IN (SELECT value FROM json_each(?))", (rowids,)
+        )
+        for (rowid,) in rows:
+            self.vector_adds.pop(rowid, None)
+            self.vector_removes.add(rowid)
+        return cursor.rowcount
+
+    def expire(self, now: int) -> list[StoredRecord]:
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM records WHERE expires_at IS NOT NULL AND expires_at <= ?",
+            (now,),
+        ).fetchall()
+        if not rows:
+            return []
+        expired = [_row_to_record(row, with_vector=False) for row in rows]
+        self.delete([record.id for record in expired])
+        return expired
+
+    def set_dimensions(self, dimensions: int) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('dimensions', ?)",
+            (str(dimensions),),
+        )
+
+    def append_event(
+        self, kind: str, at: int, payload: Mapping[str, Any], owner: str | None, tier: str | None
+    ) -> int:
+        cursor = self._conn.execute(
+            "INSERT INTO events (at, kind, owner, tier, payload) VALUES (?, ?, ?, ?, ?)",
+            (at, kind, owner, tier, _dump_json(dict(payload))),
+        )
+        self.events_appended += 1
+        return int(cursor.lastrowid or 0)
+
+
+class SQLiteStore(Store):
+    """Records, vectors and the event log in one SQLite database.
+
+    ``path`` is a file (created if missing) or ``":memory:"`` for a private, throw-away
+    store. ``metric`` is how vectors are compared; ``event_retention`` how many events
+    the log keeps."""
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        metric: str = "cosine",
+        event_retention: int = 10_000,
+        busy_timeout_ms: int = 10_000,
+    ) -> None:
+        self.path = str(path)
+        self.metric = metric
+        self.event_retention = event_retention
+        self._busy_timeout_ms = busy_timeout_ms
+        self._memory = self.path == ":memory:" or self.path.startswith("file::memory:")
+        self._write_lock = threading.RLock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+        if not self._memory:
+            Path(self.path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        self._writer = self._connect()
+        migrate(self._writer)
+        self._store_id = self._ensure_store_id()
+        self._index: VectorIndex | None = None
+        self._index_loaded = False
+        self._index_lock = threading.Lock()
+        self._data_version = self._read_data_version()
+
+    # --- connections -------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=self._busy_timeout_ms / 1000,
+            uri=self.path.startswith("file:"),
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+        if not self._memory:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    def _reader_connection(self) -> sqlite3.Connection:
+        if self._memory:
+            return self._writer
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            conn.execute("PRAGMA query_only = ON")
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    def _ensure_store_id(self) -> str:
+        row = self._writer.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+        if row:
+            return str(row[0])
+        store_id = uuid.uuid4().hex
+        self._writer.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', ?)", (store_id,)
+        )
+        row = self._writer.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+        return str(row[0])
+
+    def _read_data_version(self) -> int:
+        return int(self._writer.execute("PRAGMA data_version").fetchone()[0])
+
+    @property
+    def store_id(self) -> str:
+        return self._store_id
+
+    # --- vector index ------------------------------------------------------------------
+
+    def _check_foreign_writes(self) -> None:
+        """Drop the vector index when another process committed to the file."""
+        if self._memory:
+            return
+        with self._write_lock:
+            version = self._read_data_version()
+            if version != self._data_version:
+                self._data_version = version
+                with self._index_lock:
+                    self._index = None
+                    self._index_loaded = False
+
+    def _vector_index(self) -> VectorIndex | None:
+        self._check_foreign_writes()
+        with self._index_lock:
+            if not self._index_loaded:
+                self._index = self._load_index()
+                self._index_loaded = True
+            return self._index
+
+    def _load_index(self) -> VectorIndex | None:
+        conn = self._reader_connection()
+        lock = self._write_lock if self._memory else _NO_LOCK
+        with lock:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
+            if row is None:
+                return None
+            index = VectorIndex(self.metric, int(row[0]))
+            cursor = conn.execute(
+                "SELECT rowid, embedding FROM records WHERE embedding IS NOT NULL"
+            )
+            while True:
+                batch = cursor.fetchmany(4096)
+                if not batch:
+                    break
+                index.add_many((rowid, _unpack(blob)) for rowid, blob in batch)
+        log.debug("vector index loaded: %d vectors", len(index))
+        return index
+
+    def _apply_vector_changes(self, writer: _Writer) -> None:
+        with self._index_lock:
+            if not self._index_loaded:
+                return  # built from the database on first use
+            if self._index is None:
+                if not writer.vector_adds:
+                    return
+                dims = len(next(iter(writer.vector_adds.values())))
+                self._index = VectorIndex(self.metric, dims)
+            self._index.remove_many(writer.vector_removes)
+            self._index.add_many(writer.vector_adds.items())
+
+    # --- transactions ------------------------------------------------------------------
+
+    @contextmanager
+    def reading(self) -> Iterator[StoreReader]:
+        self._ensure_open()
+        conn = self._reader_connection()
+        lock = self._write_lock if self._memory else _NO_LOCK
+        with lock:
+            conn.execute("BEGIN")
+            try:
+                yield _Reader(self, conn)
+            finally:
+                conn.execute("COMMIT")
+
+    @contextmanager
+    def writing(self) -> Iterator[StoreWriter]:
+        self._ensure_open()
+        with self._write_lock:
+            self._check_foreign_writes()
+            self._writer.execute("BEGIN IMMEDIATE")
+            writer = _Writer(self, self._writer)
+            try:
+                yield writer
+                if writer.events_appended:
+                    self._prune_events(writer)
+                self._writer.execute("COMMIT")
+            except BaseException:
+                self._writer.execute("ROLLBACK")
+                raise
+            self._apply_vector_changes(writer)
+            if not self._memory:
+                self._data_version = self._read_data_version()
+
+    def _prune_events(self, writer: _Writer) -> None:
+        oldest, head = writer.event_bounds()
+        if head - oldest + 1 > self.event_retention:
+            self._writer.execute(
+                "DELETE FROM events WHERE seq <= ?", (head - self.event_retention,)
+            )
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this store is closed")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._readers_lock:
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+        with self._write_lock:
+            if not self._memory:
+                with contextlib.suppress(sqlite3.Error):  # best effort on shutdown
+                    self._writer.execute("PRAGMA optimize")
+            self._writer.close()
+
+
+class _NoLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_LOCK = _NoLock()

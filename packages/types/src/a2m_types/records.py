@@ -1,0 +1,122 @@
+"""The record (§3.1), what a client writes, and the shared ``where`` and ``prompt`` options."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ._base import Params, WireModel, capability_field
+from ._time import Timestamp
+
+__all__ = [
+    "JsonScalar",
+    "PromptOption",
+    "PromptOptions",
+    "Record",
+    "RecordInput",
+    "Where",
+]
+
+JsonScalar = str | int | float | bool | None
+"""A JSON value that is not an array or an object."""
+
+Where = dict[str, JsonScalar | list[JsonScalar]]
+"""Equality tests against record fields, falling back to metadata keys (§5.2);
+a list means "any of"."""
+
+Role = str
+"""Who produced a record: user, assistant, tool, system, memory, or any other value."""
+
+Embedding = list[float]
+
+
+class Record(WireModel):
+    """One remembered thing, as a server returns it (§3.1)."""
+
+    id: str = Field(min_length=1)
+    """Opaque; never parse it."""
+    content: str
+    """The text that is remembered and searched."""
+    created_at: Timestamp
+    """When the record was first written."""
+    role: Role | None = None
+    """Who produced it. Advisory."""
+    metadata: dict[str, Any] | None = None
+    """Arbitrary JSON, round-tripped unchanged."""
+    group: str | None = None
+    """Records that are kept or discarded together (§3.4)."""
+    tier: str | None = capability_field("tiers")
+    """The layer the record lives in now."""
+    salience: float | None = capability_field("salience")
+    """How much the record is worth keeping; higher is more."""
+    accessed_at: Timestamp | None = capability_field("salience")
+    """When it was last recalled."""
+    access_count: int | None = capability_field("salience")
+    """How often it has been recalled."""
+    owner: str | None = capability_field("scopes")
+    """Which agent wrote it (§6)."""
+    session: str | None = capability_field("sessions")
+    """Which conversation it belongs to (§3.5)."""
+    key: str | None = capability_field("keys")
+    """The caller-chosen address of the fact (§3.6)."""
+    revision: int | None = capability_field("keys")
+    """How many times that key has been rewritten."""
+    embedding: Embedding | None = capability_field("embeddings")
+    """The caller-supplied vector; returned only when asked for."""
+    uri: str | None = capability_field("external")
+    """Where the real thing lives (§3.8); the server never fetches it."""
+    media_type: str | None = capability_field("external")
+    """The media type of what ``uri`` points at."""
+    score: float | None = None
+    """Ranking information from this one recall; never comparable across calls (§5.3)."""
+
+
+class RecordInput(Params):
+    """A record as a client writes it: only ``content`` is required (§4.2)."""
+
+    content: str
+    """The text to remember and search. May be empty for an external record."""
+    id: str | None = Field(default=None, min_length=1)
+    """Supplying it makes the write idempotent (§3.2)."""
+    role: Role | None = None
+    """Who produced it."""
+    metadata: dict[str, Any] | None = None
+    """Arbitrary JSON, returned unchanged."""
+    group: str | None = None
+    """Records kept or discarded together."""
+    tier: str | None = capability_field("tiers")
+    """Where to place it; refused with -32003 by a server without tiers."""
+    salience: float | None = capability_field("salience", allow_inf_nan=False)
+    """Initial salience."""
+    owner: str | None = capability_field("scopes")
+    """The agent it belongs to."""
+    session: str | None = capability_field("sessions")
+    """The conversation it belongs to."""
+    key: str | None = capability_field("keys", min_length=1)
+    """An address; a write to an occupied key replaces what is there."""
+    embedding: Embedding | None = capability_field("embeddings", min_length=1)
+    """A caller-supplied vector, stored verbatim."""
+    uri: str | None = capability_field("external")
+    """Where the real thing lives."""
+    media_type: str | None = capability_field("external")
+    """The media type of the referent."""
+
+
+class PromptOptions(Params):
+    """How to render recalled records as text (§4.16)."""
+
+    method: Literal["template", "model", "none"] = "template"
+    """template is deterministic and free; model costs an inference call; none renders nothing."""
+    style: Literal["auto", "facts", "transcript"] = "auto"
+    """The shape of the text; auto decides from the records."""
+    model: str | None = None
+    """Which model, when ``method`` is model."""
+    budget: int | None = Field(default=None, ge=0)
+    """Maximum characters; whole records are dropped to fit, never cut."""
+    cite: bool = False
+    """Mark each entry with its source: its uri, else its key."""
+
+
+PromptOption = bool | PromptOptions
+"""``True`` for the server's defaults, or :class:`PromptOptions`."""
