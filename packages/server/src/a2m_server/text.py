@@ -56,8 +56,15 @@ def _units(text: str, *, for_query: bool) -> list[str]:
 
 
 def index_text(content: str) -> str:
-    """The text to put in the full-text index for ``content``."""
-    return " ".join(_units(content, for_query=False))
+    """The text to put in the full-text index for ``content``.
+
+    FTS5's own tokenizer already folds case and accents for alphabetic scripts, so only
+    runs of CJK characters are rewritten, into their unigrams and bigrams."""
+    if not _CJK_RUN.search(content):
+        return content
+    return _CJK_RUN.sub(
+        lambda run: " " + " ".join(_cjk_units(run.group(0), for_query=False)) + " ", content
+    )
 
 
 def query_terms(query: str) -> list[str]:

@@ -218,6 +218,15 @@ def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) 
         sql.add(f"{owner_column} = ?", scope.owner)
 
 
+# Postings BM25 may walk per query (a few milliseconds), and how many of the most
+# recent matches are ranked when a query has only very common terms.
+_POSTING_BUDGET = 2000
+_RECENT_WINDOW = 500
+# Document frequencies are estimates: cached, and forgotten after this many writes.
+_FREQUENCY_CACHE_WRITES = 5000
+_FREQUENCY_CACHE_SIZE = 100_000
+
+
 def _fts_query(terms: Sequence[str], *, match_all: bool = False) -> str:
     joiner = " AND " if match_all else " OR "
     return joiner.join('"' + term.replace('"', '""') + '"' for term in terms)
@@ -308,11 +317,43 @@ class _Reader(StoreReader):
         if not terms or (limit is not None and limit <= 0):
             return []
         sql = _build_filter(where, self._now)
+        if match_all:
+            return self._bm25(_fts_query(terms, match_all=True), sql, limit)
+        # BM25 costs time in proportion to the postings it walks. Rank over the rarest
+        # terms that fit a posting budget; terms beyond it are so common that their
+        # weight in BM25 is small (the classic max-document-frequency cut). When even
+        # the rarest term is that common, rank only its most recent matches.
+        frequency = {term: self._store._document_frequency(self._conn, term) for term in terms}
+        present = sorted((t for t in terms if frequency[t] > 0), key=lambda t: frequency[t])
+        if not present:
+            return []
+        kept: list[str] = []
+        postings = 0
+        for term in present:
+            if kept and postings + frequency[term] > _POSTING_BUDGET:
+                break
+            kept.append(term)
+            postings += frequency[term]
+        if postings <= _POSTING_BUDGET:
+            return self._bm25(_fts_query(kept), sql, limit)
+        rows = self._conn.execute(
+            "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
+            "JOIN records AS r ON r.rowid = records_fts.rowid "
+            f"WHERE records_fts MATCH ? AND {sql.text()} "
+            "ORDER BY records_fts.rowid DESC LIMIT ?",
+            [_fts_query(kept), *sql.params, _RECENT_WINDOW],
+        ).fetchall()
+        rows.sort(key=lambda row: row[1])
+        if limit is not None:
+            rows = rows[:limit]
+        return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
+
+    def _bm25(self, match: str, sql: _Sql, limit: int | None) -> list[tuple[str, float]]:
         rows = self._conn.execute(
             "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
             "JOIN records AS r ON r.rowid = records_fts.rowid "
             f"WHERE records_fts MATCH ? AND {sql.text()} ORDER BY rank LIMIT ?",
-            [_fts_query(terms, match_all=match_all), *sql.params, -1 if limit is None else limit],
+            [match, *sql.params, -1 if limit is None else limit],
         ).fetchall()
         # bm25() is negative, more negative is better.
         return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
@@ -423,6 +464,7 @@ class _Writer(_Reader, StoreWriter):
         self.vector_adds: dict[int, list[float]] = {}
         self.vector_removes: set[int] = set()
         self.events_appended = 0
+        self.records_written = 0
 
     def insert(self, records: Sequence[NewRecord]) -> list[int]:
         rowids: list[int] = []
@@ -459,6 +501,7 @@ class _Writer(_Reader, StoreWriter):
             )
             if rec.embedding is not None:
                 self.vector_adds[rowid] = list(rec.embedding)
+        self.records_written += len(records)
         return rowids
 
     def replace(self, record_id: str, new: NewRecord) -> StoredRecord:
@@ -489,6 +532,7 @@ class _Writer(_Reader, StoreWriter):
         self._conn.execute(
             "UPDATE records_fts SET body = ? WHERE rowid = ?", (index_text(new.content), rowid)
         )
+        self.records_written += 1
         if new.embedding is not None:
             self.vector_adds[rowid] = list(new.embedding)
             self.vector_removes.discard(rowid)
@@ -627,6 +671,8 @@ class SQLiteStore(Store):
         self._index_loaded = False
         self._index_lock = threading.Lock()
         self._data_version = self._read_data_version()
+        self._frequency: dict[str, int] = {}
+        self._frequency_writes = 0
 
     # --- connections -------------------------------------------------------------------
 
@@ -675,6 +721,29 @@ class SQLiteStore(Store):
     def store_id(self) -> str:
         return self._store_id
 
+    # --- term statistics ---------------------------------------------------------------
+
+    def _document_frequency(self, conn: sqlite3.Connection, term: str) -> int:
+        """How many records contain ``term``, counted up to just past the posting budget."""
+        cached = self._frequency.get(term)
+        if cached is not None:
+            return cached
+        row = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
+            (_fts_query([term]), _POSTING_BUDGET + 1),
+        ).fetchone()
+        count = int(row[0])
+        if len(self._frequency) >= _FREQUENCY_CACHE_SIZE:
+            self._frequency.clear()
+        self._frequency[term] = count
+        return count
+
+    def _note_writes(self, count: int) -> None:
+        self._frequency_writes += count
+        if self._frequency_writes >= _FREQUENCY_CACHE_WRITES:
+            self._frequency.clear()
+            self._frequency_writes = 0
+
     # --- vector index ------------------------------------------------------------------
 
     def _check_foreign_writes(self) -> None:
@@ -685,6 +754,7 @@ class SQLiteStore(Store):
             version = self._read_data_version()
             if version != self._data_version:
                 self._data_version = version
+                self._frequency.clear()
                 with self._index_lock:
                     self._index = None
                     self._index_loaded = False
@@ -758,6 +828,7 @@ class SQLiteStore(Store):
                 self._writer.execute("ROLLBACK")
                 raise
             self._apply_vector_changes(writer)
+            self._note_writes(writer.records_written)
             if not self._memory:
                 self._data_version = self._read_data_version()
 
