@@ -151,8 +151,7 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
     ranked_records = [r for r, _ in ranked]
     if ranked_records and not proto.config.read_only:
         # Recall is what counts as an access (§3.1 salience; promote_after counts it).
-        with proto.transaction() as writer:
-            writer.touch([r.id for r in ranked_records], now)
+        proto.store.record_access([r.id for r in ranked_records], now)
         for record in ranked_records:
             record.access_count += 1
             record.accessed_at = now

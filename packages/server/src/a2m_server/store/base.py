@@ -294,6 +294,12 @@ class Store(ABC):
     def writing(self) -> AbstractContextManager[StoreWriter]:
         """One write transaction: committed on a clean exit, rolled back on an exception."""
 
+    def record_access(self, ids: Sequence[str], at: int) -> None:
+        """Count one access (a recall) of each record at time ``at``. A backend may
+        buffer these, as long as its reads and its next write transaction see them."""
+        with self.writing() as writer:
+            writer.touch(ids, at)
+
     @abstractmethod
     def close(self) -> None:
         """Release connections and files."""

@@ -30,7 +30,7 @@ CREATE TABLE records (
     session      TEXT,
     key          TEXT,
     revision     INTEGER NOT NULL DEFAULT 0,
-    embedding    BLOB,
+    dims         INTEGER,
     uri          TEXT,
     media_type   TEXT,
     expires_at   INTEGER
@@ -43,6 +43,13 @@ CREATE INDEX records_session ON records (session, created_at) WHERE session IS N
 CREATE INDEX records_group ON records (grp) WHERE grp IS NOT NULL;
 CREATE INDEX records_owner ON records (owner) WHERE owner IS NOT NULL;
 CREATE INDEX records_expiry ON records (expires_at) WHERE expires_at IS NOT NULL;
+
+-- Vectors live apart from records: a 3 KB blob in the row would push every later
+-- column onto overflow pages that each read has to walk.
+CREATE TABLE record_vectors (
+    rowid     INTEGER PRIMARY KEY,
+    embedding BLOB NOT NULL
+);
 
 CREATE VIRTUAL TABLE records_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
 

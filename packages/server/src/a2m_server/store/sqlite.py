@@ -61,9 +61,9 @@ _COLUMNS = (
     "rowid, id, content, created_at, updated_at, role, metadata, grp, tier, salience, "
     "accessed_at, access_count, owner, session, key, revision, uri, media_type, expires_at"
 )
-_COLUMNS_WITH_VECTOR = _COLUMNS + ", embedding"
 _PREFIXED_COLUMNS = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
-_PREFIXED_COLUMNS_WITH_VECTOR = _PREFIXED_COLUMNS + ", r.embedding"
+_PREFIXED_COLUMNS_WITH_VECTOR = _PREFIXED_COLUMNS + ", v.embedding"
+_VECTOR_JOIN = " LEFT JOIN record_vectors AS v ON v.rowid = r.rowid"
 
 
 def _now_ms() -> int:
@@ -197,7 +197,7 @@ def _build_filter(where: RecordFilter, now: int) -> _Sql:
                 tag,
             )
     if where.with_embedding:
-        sql.add("r.embedding IS NOT NULL")
+        sql.add("r.dims IS NOT NULL")
     if where.earned_at_least is not None:
         sql.add("r.access_count + r.salience >= ?", where.earned_at_least)
     for name, expected in (where.where or {}).items():
@@ -222,6 +222,10 @@ def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) 
 # recent matches are ranked when a query has only very common terms.
 _POSTING_BUDGET = 2000
 _RECENT_WINDOW = 500
+# Access counts are buffered, because every write makes readers re-read their pages;
+# they reach the file with the next write, or after this long or this many.
+_ACCESS_FLUSH_SECONDS = 2.0
+_ACCESS_FLUSH_RECORDS = 1000
 # Document frequencies are estimates: cached, and forgotten after this many writes.
 _FREQUENCY_CACHE_WRITES = 5000
 _FREQUENCY_CACHE_SIZE = 100_000
@@ -243,7 +247,10 @@ class _Reader(StoreReader):
         return self._store.store_id
 
     def _select_sql(self, embeddings: bool) -> str:
-        return _PREFIXED_COLUMNS_WITH_VECTOR if embeddings else _PREFIXED_COLUMNS
+        """The column list and FROM clause of a record read."""
+        if embeddings:
+            return f"{_PREFIXED_COLUMNS_WITH_VECTOR} FROM records AS r{_VECTOR_JOIN}"
+        return f"{_PREFIXED_COLUMNS} FROM records AS r"
 
     def get(self, ids: Sequence[str], *, embeddings: bool = False) -> list[StoredRecord]:
         if not ids:
@@ -254,12 +261,16 @@ class _Reader(StoreReader):
         self, owner: str | None, key: str, *, embeddings: bool = False
     ) -> StoredRecord | None:
         rows = self._conn.execute(
-            f"SELECT {self._select_sql(embeddings)} FROM records AS r "
+            f"SELECT {self._select_sql(embeddings)} "
             "WHERE coalesce(r.owner, '') = ? AND r.key = ? "
             "AND (r.expires_at IS NULL OR r.expires_at > ?)",
             (owner or "", key, self._now),
         ).fetchall()
-        return _row_to_record(rows[0], with_vector=embeddings) if rows else None
+        if not rows:
+            return None
+        record = _row_to_record(rows[0], with_vector=embeddings)
+        self._store._overlay_access([record])
+        return record
 
     def select(
         self,
@@ -273,7 +284,7 @@ class _Reader(StoreReader):
         sql = _build_filter(where, self._now)
         direction = "DESC" if order == "created_desc" else "ASC"
         query = (
-            f"SELECT {self._select_sql(embeddings)} FROM records AS r WHERE {sql.text()} "
+            f"SELECT {self._select_sql(embeddings)} WHERE {sql.text()} "
             f"ORDER BY r.created_at {direction}, r.rowid {direction}"
         )
         params = list(sql.params)
@@ -281,7 +292,9 @@ class _Reader(StoreReader):
             query += " LIMIT ? OFFSET ?"
             params += [-1 if limit is None else limit, offset]
         rows = self._conn.execute(query, params).fetchall()
-        return [_row_to_record(row, with_vector=embeddings) for row in rows]
+        records = [_row_to_record(row, with_vector=embeddings) for row in rows]
+        self._store._overlay_access(records)
+        return records
 
     def count(self, where: RecordFilter) -> int:
         sql = _build_filter(where, self._now)
@@ -472,7 +485,7 @@ class _Writer(_Reader, StoreWriter):
         for rec in records:
             cursor = execute(
                 "INSERT INTO records (id, content, created_at, updated_at, role, metadata, grp, "
-                "tier, salience, owner, session, key, revision, embedding, uri, media_type, "
+                "tier, salience, owner, session, key, revision, dims, uri, media_type, "
                 "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
                 (
                     rec.id,
@@ -487,7 +500,7 @@ class _Writer(_Reader, StoreWriter):
                     rec.owner,
                     rec.session,
                     rec.key,
-                    None if rec.embedding is None else _pack(rec.embedding),
+                    None if rec.embedding is None else len(rec.embedding),
                     rec.uri,
                     rec.media_type,
                     rec.expires_at,
@@ -500,6 +513,10 @@ class _Writer(_Reader, StoreWriter):
                 (rowid, index_text(rec.content)),
             )
             if rec.embedding is not None:
+                execute(
+                    "INSERT INTO record_vectors (rowid, embedding) VALUES (?, ?)",
+                    (rowid, _pack(rec.embedding)),
+                )
                 self.vector_adds[rowid] = list(rec.embedding)
         self.records_written += len(records)
         return rowids
@@ -511,7 +528,7 @@ class _Writer(_Reader, StoreWriter):
         rowid = int(row[0])
         self._conn.execute(
             "UPDATE records SET content = ?, updated_at = ?, role = ?, metadata = ?, grp = ?, "
-            "tier = ?, salience = ?, session = ?, revision = revision + 1, embedding = ?, "
+            "tier = ?, salience = ?, session = ?, revision = revision + 1, dims = ?, "
             "uri = ?, media_type = ?, expires_at = ? WHERE rowid = ?",
             (
                 new.content,
@@ -522,7 +539,7 @@ class _Writer(_Reader, StoreWriter):
                 new.tier,
                 new.salience,
                 new.session,
-                None if new.embedding is None else _pack(new.embedding),
+                None if new.embedding is None else len(new.embedding),
                 new.uri,
                 new.media_type,
                 new.expires_at,
@@ -533,7 +550,12 @@ class _Writer(_Reader, StoreWriter):
             "UPDATE records_fts SET body = ? WHERE rowid = ?", (index_text(new.content), rowid)
         )
         self.records_written += 1
+        self._conn.execute("DELETE FROM record_vectors WHERE rowid = ?", (rowid,))
         if new.embedding is not None:
+            self._conn.execute(
+                "INSERT INTO record_vectors (rowid, embedding) VALUES (?, ?)",
+                (rowid, _pack(new.embedding)),
+            )
             self.vector_adds[rowid] = list(new.embedding)
             self.vector_removes.discard(rowid)
         else:
@@ -577,11 +599,15 @@ class _Writer(_Reader, StoreWriter):
         return cursor.rowcount
 
     def touch(self, ids: Sequence[str], at: int) -> None:
-        if ids:
-            self._conn.execute(
-                "UPDATE records SET access_count = access_count + 1, accessed_at = ? "
-                "WHERE id IN (SELECT value FROM json_each(?))",
-                (at, _dump_json(list(ids))),
+        self.add_accesses(dict.fromkeys(ids, (1, at)))
+
+    def add_accesses(self, accesses: Mapping[str, tuple[int, int]]) -> None:
+        """Apply buffered access counts: id → (how many accesses, when the last was)."""
+        if accesses:
+            self._conn.executemany(
+                "UPDATE records SET access_count = access_count + ?, "
+                "accessed_at = max(coalesce(accessed_at, 0), ?) WHERE id = ?",
+                [(count, at, record_id) for record_id, (count, at) in accesses.items()],
             )
 
     def delete(self, ids: Sequence[str]) -> int:
@@ -598,6 +624,10 @@ class _Writer(_Reader, StoreWriter):
             "DELETE FROM records_fts WHERE rowid IN (SELECT value FROM json_each(?))", (rowids,)
         )
         self._conn.execute(
+            "DELETE FROM record_vectors WHERE rowid IN (SELECT value FROM json_each(?))",
+            (rowids,),
+        )
+        self._conn.execute(
             "DELETE FROM write_ids WHERE record_id IN (SELECT value FROM json_each(?))",
             (payload,),
         )
@@ -611,7 +641,8 @@ class _Writer(_Reader, StoreWriter):
 
     def expire(self, now: int) -> list[StoredRecord]:
         rows = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM records WHERE expires_at IS NOT NULL AND expires_at <= ?",
+            f"SELECT {_PREFIXED_COLUMNS} FROM records AS r "
+            "WHERE r.expires_at IS NOT NULL AND r.expires_at <= ?",
             (now,),
         ).fetchall()
         if not rows:
@@ -673,6 +704,9 @@ class SQLiteStore(Store):
         self._data_version = self._read_data_version()
         self._frequency: dict[str, int] = {}
         self._frequency_writes = 0
+        self._access_lock = threading.Lock()
+        self._pending_access: dict[str, tuple[int, int]] = {}
+        self._pending_since: float | None = None
 
     # --- connections -------------------------------------------------------------------
 
@@ -744,6 +778,51 @@ class SQLiteStore(Store):
             self._frequency.clear()
             self._frequency_writes = 0
 
+    # --- access counts -----------------------------------------------------------------
+
+    def record_access(self, ids: Sequence[str], at: int) -> None:
+        """Count one access of each record; buffered, and flushed with the next write."""
+        if not ids:
+            return
+        with self._access_lock:
+            pending = self._pending_access
+            for record_id in ids:
+                count, _ = pending.get(record_id, (0, 0))
+                pending[record_id] = (count + 1, at)
+            if self._pending_since is None:
+                self._pending_since = time.monotonic()
+            due = (
+                len(pending) >= _ACCESS_FLUSH_RECORDS
+                or time.monotonic() - self._pending_since >= _ACCESS_FLUSH_SECONDS
+            )
+        if due:
+            with self.writing():
+                pass  # writing() applies what is pending
+
+    def _take_pending_access(self) -> dict[str, tuple[int, int]]:
+        with self._access_lock:
+            pending, self._pending_access = self._pending_access, {}
+            self._pending_since = None
+        return pending
+
+    def _restore_pending_access(self, pending: dict[str, tuple[int, int]]) -> None:
+        with self._access_lock:
+            for record_id, (count, at) in pending.items():
+                current, last = self._pending_access.get(record_id, (0, 0))
+                self._pending_access[record_id] = (current + count, max(at, last))
+            if self._pending_since is None:
+                self._pending_since = time.monotonic()
+
+    def _overlay_access(self, records: Sequence[StoredRecord]) -> None:
+        if not self._pending_access:
+            return
+        with self._access_lock:
+            for record in records:
+                pending = self._pending_access.get(record.id)
+                if pending is not None:
+                    record.access_count += pending[0]
+                    record.accessed_at = max(record.accessed_at or 0, pending[1])
+
     # --- vector index ------------------------------------------------------------------
 
     def _check_foreign_writes(self) -> None:
@@ -775,9 +854,7 @@ class SQLiteStore(Store):
             if row is None:
                 return None
             index = VectorIndex(self.metric, int(row[0]))
-            cursor = conn.execute(
-                "SELECT rowid, embedding FROM records WHERE embedding IS NOT NULL"
-            )
+            cursor = conn.execute("SELECT rowid, embedding FROM record_vectors")
             while True:
                 batch = cursor.fetchmany(4096)
                 if not batch:
@@ -819,13 +896,16 @@ class SQLiteStore(Store):
             self._check_foreign_writes()
             self._writer.execute("BEGIN IMMEDIATE")
             writer = _Writer(self, self._writer)
+            accesses = self._take_pending_access()
             try:
+                writer.add_accesses(accesses)
                 yield writer
                 if writer.events_appended:
                     self._prune_events(writer)
                 self._writer.execute("COMMIT")
             except BaseException:
                 self._writer.execute("ROLLBACK")
+                self._restore_pending_access(accesses)
                 raise
             self._apply_vector_changes(writer)
             self._note_writes(writer.records_written)
@@ -846,6 +926,9 @@ class SQLiteStore(Store):
     def close(self) -> None:
         if self._closed:
             return
+        if self._pending_access:
+            with self.writing():
+                pass  # flush buffered access counts
         self._closed = True
         with self._readers_lock:
             for conn in self._readers:

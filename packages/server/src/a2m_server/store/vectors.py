@@ -113,6 +113,7 @@ class VectorIndex:
             matrix = self._matrix[:size]
             rowids = self._rowids[:size]
             sq_norms = self._sq_norms[:size]
+            has_free_slots = bool(self._free)
         if size == 0 or limit <= 0:
             return []
         if allowed is not None:
@@ -120,11 +121,13 @@ class VectorIndex:
             if positions.size == 0:
                 return []
             matrix, rowids, sq_norms = matrix[positions], rowids[positions], sq_norms[positions]
+            has_free_slots = False
         raw = matrix @ query
         if self.metric == "l2":
-            raw = -(sq_norms - 2.0 * raw + float(np.dot(query, query)))
-        raw = raw.astype(np.float64)
-        raw[rowids < 0] = -np.inf
+            # 2 x.q - |x|^2 orders like -|x - q|^2; -|q|^2 is added for the top only.
+            raw = 2.0 * raw - sq_norms
+        if has_free_slots:
+            raw[rowids < 0] = -np.inf
         count = min(limit, raw.shape[0])
         if count < raw.shape[0]:
             top = np.argpartition(-raw, count - 1)[:count]
@@ -132,5 +135,8 @@ class VectorIndex:
             top = np.arange(raw.shape[0])
         top = top[np.argsort(-raw[top], kind="stable")]
         top = top[np.isfinite(raw[top])]
-        similarity = to_similarity(self.metric, raw[top])
+        values = raw[top].astype(np.float64)
+        if self.metric == "l2":
+            values -= float(np.dot(query, query))
+        similarity = to_similarity(self.metric, values)
         return [(int(rowids[i]), float(s)) for i, s in zip(top, similarity, strict=False)]
