@@ -73,6 +73,7 @@ from .protocol import (
     parse_version,
 )
 from .records import JsonScalar, PromptOption, PromptOptions, Record, RecordInput, Where
+from .schema import json_schema, method_schema
 
 __all__ = [
     "CAPABILITIES",
@@ -144,6 +145,8 @@ __all__ = [
     "format_timestamp",
     "from_epoch_ms",
     "is_compatible",
+    "json_schema",
+    "method_schema",
     "new_id",
     "parse_timestamp",
     "parse_version",
