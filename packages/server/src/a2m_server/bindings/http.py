@@ -1,0 +1,340 @@
+"""The HTTP binding (§8.3): an ASGI app serving JSON-RPC by ``POST /`` and the well-known
+profile, behind one gate that applies the Origin policy, bearer auth and transport limits.
+
+Every route, including ones added later through ``routes=``, passes the same gate, in this
+order: Origin (403) → credentials (401) → ``A2M-Protocol-Version`` (400) → body size (413).
+Only then does a request reach the protocol, always on a worker thread."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from a2m_server.auth import TokenMap
+from a2m_server.dispatch import encode, error_response
+from a2m_server.server import A2MServer
+from a2m_types import PROTOCOL_HEADER, PROTOCOL_VERSION, ErrorCode, is_compatible
+
+from . import utf8
+
+__all__ = [
+    "CORS_ALLOWED_HEADERS",
+    "CORS_ALLOWED_METHODS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "WELL_KNOWN_PATH",
+    "create_app",
+    "principal_of",
+]
+
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+"""Largest request body accepted unless ``max_body_bytes`` says otherwise."""
+
+WELL_KNOWN_PATH = "/.well-known/a2m-server.json"
+"""Where the describe result is served (§8.3.3)."""
+
+CORS_ALLOWED_METHODS = ("POST", "GET")
+CORS_ALLOWED_HEADERS = ("Content-Type", "Authorization", PROTOCOL_HEADER)
+
+_PRINCIPAL_SCOPE_KEY = "a2m.principal"
+_ORIGIN = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$")
+
+
+def create_app(
+    server: A2MServer,
+    *,
+    allowed_origins: Iterable[str] = (),
+    tokens: TokenMap | Mapping[str, str] | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    routes: Iterable[BaseRoute] = (),
+) -> Starlette:
+    """The ASGI app for ``server``.
+
+    ``allowed_origins`` lists the browser origins (``"https://app.example"``) that may call
+    it; by default none may, and a request without ``Origin`` is always let through.
+    ``tokens`` turns on bearer authentication: every request must carry a token it maps to
+    a principal, from which the protocol derives ``owner``; without it the server is the
+    unauthenticated local kind and does not advertise ``scopes``. ``routes`` adds routes
+    (the REST binding's, say) behind the same gate; they read the caller with
+    :func:`principal_of` and find the server at ``request.app.state.a2m_server``."""
+    if max_body_bytes < 1:
+        raise ValueError("max_body_bytes must be at least 1")
+    token_map = tokens if isinstance(tokens, TokenMap) or tokens is None else TokenMap(tokens)
+    policy = _Policy(
+        origins=frozenset(_normalise_origin(origin) for origin in allowed_origins),
+        tokens=token_map,
+        max_body_bytes=max_body_bytes,
+    )
+    app = Starlette(
+        routes=[*_protocol_routes(server), *routes],
+        middleware=[Middleware(_Gate, policy=policy)],
+    )
+    app.state.a2m_server = server
+    return app
+
+
+def principal_of(request: Request) -> str | None:
+    """The authenticated principal of a request that passed the gate (``None`` without auth)."""
+    principal = request.scope.get(_PRINCIPAL_SCOPE_KEY)
+    return principal if isinstance(principal, str) else None
+
+
+def _normalise_origin(origin: str) -> str:
+    normalised = origin.strip().rstrip("/").lower()
+    if normalised != "null" and not _ORIGIN.match(normalised):
+        raise ValueError(
+            f"not a browser origin: {origin!r} (expected scheme://host[:port], e.g. https://app.example)"
+        )
+    return normalised
+
+
+# --- routes ---------------------------------------------------------------------------
+
+
+def _protocol_routes(server: A2MServer) -> list[BaseRoute]:
+    async def well_known(request: Request) -> Response:
+        principal = principal_of(request)
+        try:
+            profile = await anyio.to_thread.run_sync(_describe, server, principal)
+        except _ServerClosed:
+            return _transport_error(503, "the server is shutting down")
+        return Response(utf8(encode(profile)), media_type="application/json")
+
+    return [
+        # An ASGI endpoint sees every method, so it answers 405 for all but POST itself.
+        Route("/", _RpcEndpoint(server)),
+        Route(WELL_KNOWN_PATH, well_known, methods=["GET"]),
+    ]
+
+
+class _RpcEndpoint:
+    """``POST /``: one JSON-RPC message per request (§8.3)."""
+
+    def __init__(self, server: A2MServer) -> None:
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        response = await self._respond(request)
+        await response(scope, receive, send)
+
+    async def _respond(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response(status_code=204, headers={"Allow": "POST, OPTIONS"})
+        if request.method != "POST":
+            return _transport_error(405, "method not allowed", headers={"Allow": "POST"})
+        body = await request.body()
+        principal = principal_of(request)
+        try:
+            answer = await anyio.to_thread.run_sync(_handle_once, self.server, principal, body)
+        except _ServerClosed:
+            return _transport_error(503, "the server is shutting down")
+        if answer is None:
+            return Response(status_code=202)
+        return Response(utf8(answer), media_type="application/json")
+
+
+class _ServerClosed(Exception):
+    """The server was closed while the app still served requests."""
+
+
+def _handle_once(server: A2MServer, principal: str | None, body: bytes) -> str | None:
+    # A connection per request: HTTP has no session, and connections are cheap.
+    try:
+        connection = server.connect(transport="http", principal=principal)
+    except RuntimeError as exc:
+        raise _ServerClosed from exc
+    with connection:
+        return connection.handle(body)
+
+
+def _describe(server: A2MServer, principal: str | None) -> dict[str, Any]:
+    try:
+        connection = server.connect(transport="http", principal=principal)
+    except RuntimeError as exc:
+        raise _ServerClosed from exc
+    with connection:
+        return connection.call("memory/describe")
+
+
+def _transport_error(
+    status: int, message: str, *, headers: Mapping[str, str] | None = None
+) -> Response:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+# --- the gate -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Policy:
+    origins: frozenset[str]
+    tokens: TokenMap | None
+    max_body_bytes: int
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _ClientGone(Exception):
+    pass
+
+
+class _Gate:
+    """Admits a request to the app, or refuses it at the transport level."""
+
+    def __init__(self, app: ASGIApp, *, policy: _Policy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is not None:
+            if origin.strip().rstrip("/").lower() not in self.policy.origins:
+                await _transport_error(403, "origin not allowed")(scope, receive, send)
+                return
+            send = _with_cors(send, origin)
+            if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+                # A preflight never carries credentials, so it is answered before auth.
+                await _preflight()(scope, receive, send)
+                return
+
+        principal: str | None = None
+        if self.policy.tokens is not None:
+            principal = _authenticate(headers, self.policy.tokens)
+            if principal is None:
+                await _unauthorized(headers)(scope, receive, send)
+                return
+
+        version = headers.get(PROTOCOL_HEADER)
+        if version is not None and not is_compatible(PROTOCOL_VERSION, version.strip()):
+            await _version_refused(version)(scope, receive, send)
+            return
+
+        refusal = self._check_length(headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        try:
+            body = await _read_body(receive, self.policy.max_body_bytes)
+        except _BodyTooLarge:
+            await self._too_large()(scope, receive, send)
+            return
+        except _ClientGone:
+            return
+
+        scope[_PRINCIPAL_SCOPE_KEY] = principal
+        await self.app(scope, _replay(body, receive), send)
+
+    def _check_length(self, headers: Headers) -> Response | None:
+        declared = headers.get("content-length")
+        if declared is None:
+            return None
+        try:
+            length = int(declared)
+        except ValueError:
+            return _transport_error(400, "invalid Content-Length")
+        if length < 0:
+            return _transport_error(400, "invalid Content-Length")
+        if length > self.policy.max_body_bytes:
+            return self._too_large()
+        return None
+
+    def _too_large(self) -> Response:
+        # No "Connection: close": closing a socket with unread body bytes makes the kernel
+        # send a reset, which can reach the client before this response does. The server
+        # discards whatever of the body still arrives without buffering it.
+        return _transport_error(413, f"request body larger than {self.policy.max_body_bytes} bytes")
+
+
+def _authenticate(headers: Headers, tokens: TokenMap) -> str | None:
+    scheme, _, credentials = headers.get("authorization", "").strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return tokens.principal_for(credentials.strip())
+
+
+def _unauthorized(headers: Headers) -> Response:
+    challenge = 'Bearer realm="a2m"'
+    if "authorization" in headers:
+        challenge += ', error="invalid_token"'
+    return _transport_error(
+        401, "missing or invalid bearer token", headers={"WWW-Authenticate": challenge}
+    )
+
+
+def _version_refused(version: str) -> Response:
+    refusal = error_response(
+        None,
+        ErrorCode.PROTOCOL_NOT_SUPPORTED,
+        f"this server speaks {PROTOCOL_VERSION}, not {version.strip()!r}",
+        {"supported": [PROTOCOL_VERSION]},
+    )
+    return JSONResponse(refusal, status_code=400)
+
+
+def _preflight() -> Response:
+    return Response(
+        status_code=204,
+        headers={
+            "Access-Control-Allow-Methods": ", ".join(CORS_ALLOWED_METHODS),
+            "Access-Control-Allow-Headers": ", ".join(CORS_ALLOWED_HEADERS),
+            "Access-Control-Max-Age": "600",
+        },
+    )
+
+
+def _with_cors(send: Send, origin: str) -> Send:
+    async def send_with_cors(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableHeaders(scope=message)
+            headers["Access-Control-Allow-Origin"] = origin
+            headers.add_vary_header("Origin")
+        await send(message)
+
+    return send_with_cors
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    # Read chunk by chunk so a chunked body is refused as soon as it passes the limit.
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    delivered = False
+
+    async def replay() -> Message:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
