@@ -146,6 +146,8 @@ class ForgetParams(Params):
 
 
 class ForgetResult(WireModel):
+    """How many records a forget removed."""
+
     forgotten: int = Field(ge=0)
     """How many records were removed."""
 
@@ -164,6 +166,8 @@ class PromoteParams(Params):
 
 
 class PromoteResult(WireModel):
+    """How many records changed tier."""
+
     promoted: int = Field(ge=0)
 
 
@@ -198,6 +202,8 @@ class ReinforceParams(Params):
 
 
 class ReinforceResult(WireModel):
+    """How many records had their salience raised."""
+
     reinforced: int = Field(ge=0)
 
 
@@ -241,6 +247,8 @@ class SessionInfo(WireModel):
 
 
 class SessionListResult(WireModel):
+    """Every named session the caller can see."""
+
     sessions: list[SessionInfo]
 
 
@@ -290,6 +298,8 @@ class SubscribeParams(Params):
 
 
 class SubscribeResult(WireModel):
+    """Push is on for this connection."""
+
     subscribed: Literal[True]
 
 
@@ -298,6 +308,8 @@ class UnsubscribeParams(Params):
 
 
 class UnsubscribeResult(WireModel):
+    """Push is off for this connection."""
+
     subscribed: Literal[False]
 
 
@@ -321,6 +333,8 @@ class SummarizeParams(Params):
 
 
 class SummarizeResult(WireModel):
+    """The summary records written, and how many sources were read."""
+
     records: list[Record]
     """The summary records written; empty when the server declined."""
     read: int = Field(ge=0)

@@ -1,0 +1,451 @@
+"""The synchronous client: every A2M method as a typed call, negotiated lazily, gated against
+the server's capabilities and retried where that is safe. Safe to share between threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from os import PathLike
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from typing_extensions import Self
+
+from a2m_types import (
+    PROTOCOL_VERSION,
+    ConsolidateResult,
+    DescribeResult,
+    EventsResult,
+    FetchResult,
+    ForgetResult,
+    PromoteResult,
+    PromptOptions,
+    RecallResult,
+    ReinforceResult,
+    RememberResult,
+    SessionCloseResult,
+    SessionListResult,
+    SummarizeResult,
+    TimelineResult,
+    UnsubscribeResult,
+    WireModel,
+)
+
+from . import _core as core
+from ._base_client import BaseClient, ClientState, check_push
+from ._config import DEFAULT_MAX_RETRIES, resolve_token, resolve_url
+from ._events import EventCallback, Subscription, Watcher
+from ._types import NOT_GIVEN, NotGiven, Records
+from .errors import A2MError
+from .transports import HTTPTransport, InProcessTransport, StdioTransport, Transport
+from .transports.in_process import ConnectableServer
+
+if TYPE_CHECKING:  # only the transports import httpx at run time
+    import httpx
+
+__all__ = ["A2MClient"]
+
+R = TypeVar("R", bound=WireModel)
+
+
+class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
+    """A synchronous A2M client.
+
+    ``A2MClient("http://127.0.0.1:8765/")`` speaks JSON-RPC over HTTP (``A2M_URL`` when no
+    URL is given); :meth:`stdio` spawns a server process; :meth:`in_process` calls a server
+    object in this process. Nothing touches the network until the first call, which runs
+    ``memory/describe`` once first. Every call has a timeout (30 s unless told otherwise)
+    and is retried up to ``max_retries`` times where that cannot duplicate a write."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        token: str | None = None,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx.Client | None = None,
+        transport: Transport | None = None,
+    ) -> None:
+        if transport is None:
+            transport = HTTPTransport(
+                resolve_url(url),
+                token=resolve_token(token),
+                headers=headers,
+                http_client=http_client,
+            )
+        elif url is not None or http_client is not None or token is not None or headers:
+            raise TypeError("pass either transport= or a URL (with its HTTP options), not both")
+        state = ClientState[Transport, Subscription, threading.Lock](transport, threading.Lock())
+        super().__init__(state, timeout=timeout, max_retries=max_retries)
+        self._sleep: Callable[[float], object] = time.sleep
+        transport.set_notification_handler(self._state.on_notification)
+
+    @classmethod
+    def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | PathLike[str] | None = None,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> Self:
+        """A client of a server subprocess spoken to over stdin/stdout (§8.2), e.g.
+        ``A2MClient.stdio(["a2m-server", "stdio", "--db", "memory.db"])``; it starts on the
+        first call. ``env`` is added to the current environment."""
+        transport = StdioTransport(command, env=env, cwd=cwd)
+        return cls(transport=transport, timeout=timeout, max_retries=max_retries)
+
+    @classmethod
+    def in_process(
+        cls,
+        server: ConnectableServer,
+        *,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> Self:
+        """A client of a server object in this process (§8.1), such as
+        ``a2m_server.server.A2MServer()``; messages still round-trip through JSON."""
+        return cls(transport=InProcessTransport(server), timeout=timeout, max_retries=max_retries)
+
+    # --- the send loop ---------------------------------------------------------------------
+
+    def _send(self, call: core.Call[R], timeout: float | NotGiven | None) -> R:
+        if self._state.closed:
+            raise RuntimeError("this A2MClient is closed")
+        seconds = self._timeout(timeout)
+        attempt = 0
+        while True:
+            request_id = next(self._state.ids)
+            request = core.build_request(call, request_id)
+            try:
+                response = self._state.transport.handle_request(request, timeout=seconds)
+            except A2MError as error:
+                if not core.should_retry(call, error, attempt, self.max_retries):
+                    raise
+                delay = core.retry_delay(attempt, error)
+                core.log_retry(call, error, attempt, self.max_retries, delay)
+                self._sleep(delay)
+                attempt += 1
+                continue
+            return core.parse_response(call, request_id, response)
+
+    def _negotiate(self, timeout: float | NotGiven | None) -> None:
+        if self._state.description is not None:
+            return
+        with self._state.lock:
+            if self._state.description is None:
+                call = core.prepare(core.DESCRIBE, {"protocol": PROTOCOL_VERSION})
+                self._state.negotiated(core.check_version(self._send(call, timeout)))
+
+    def _call(self, call: core.Call[R], timeout: float | NotGiven | None) -> R:
+        self._negotiate(timeout)
+        core.gate(call, self._state.capabilities)
+        return self._send(call, timeout)
+
+    # --- negotiation -----------------------------------------------------------------------
+
+    def describe(
+        self,
+        *,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> DescribeResult:
+        """Ask the server what it is (§4.1) and refresh the cached negotiation."""
+        call = core.prepare(core.DESCRIBE, {"protocol": PROTOCOL_VERSION, "owner": owner})
+        if "owner" in call.params:
+            self._negotiate(timeout)
+            core.gate(call, self._state.capabilities)
+        return self._state.negotiated(core.check_version(self._send(call, timeout)))
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """The capabilities the server declares (negotiating first if need be)."""
+        self._negotiate(NOT_GIVEN)
+        return self._state.capabilities
+
+    def supports(self, capability: str) -> bool:
+        """Whether the server declares ``capability``, e.g. ``client.supports("keys")``."""
+        return capability in self.capabilities
+
+    # --- core ------------------------------------------------------------------------------
+
+    def remember(
+        self,
+        records: Records,
+        *,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        session: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> RememberResult:
+        """Write records (§4.2): a string, a ``RecordInput``, a dict, or a list of them.
+        Records without an id get one first, so a retry never writes twice."""
+        values = core.remember_values(records, owner, session)
+        return self._call(core.prepare(core.REMEMBER, values), timeout)
+
+    def recall(
+        self,
+        query: str | NotGiven | None = NOT_GIVEN,
+        *,
+        tier: str | NotGiven | None = NOT_GIVEN,
+        limit: int | NotGiven | None = NOT_GIVEN,
+        where: Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        min_score: float | NotGiven | None = NOT_GIVEN,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        embedding: Iterable[float] | NotGiven | None = NOT_GIVEN,
+        key_prefix: str | NotGiven | None = NOT_GIVEN,
+        embeddings: bool | NotGiven | None = NOT_GIVEN,
+        prompt: bool | PromptOptions | Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> RecallResult:
+        """Records ranked by relevance to ``query`` and/or ``embedding`` (§4.3); ``prompt``
+        also renders them as text (needs the ``prompt`` capability)."""
+        values = {
+            "query": query,
+            "tier": tier,
+            "limit": limit,
+            "where": where,
+            "min_score": min_score,
+            "owner": owner,
+            "embedding": embedding,
+            "key_prefix": key_prefix,
+            "embeddings": embeddings,
+            "prompt": prompt,
+        }
+        return self._call(core.prepare(core.RECALL, values), timeout)
+
+    def timeline(
+        self,
+        *,
+        tier: str | NotGiven | None = NOT_GIVEN,
+        limit: int | NotGiven | None = NOT_GIVEN,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        where: Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        key_prefix: str | NotGiven | None = NOT_GIVEN,
+        embeddings: bool | NotGiven | None = NOT_GIVEN,
+        prompt: bool | PromptOptions | Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> TimelineResult:
+        """Records oldest first (§4.4); ``limit`` keeps the most recent ones."""
+        values = {
+            "tier": tier,
+            "limit": limit,
+            "owner": owner,
+            "where": where,
+            "key_prefix": key_prefix,
+            "embeddings": embeddings,
+            "prompt": prompt,
+        }
+        return self._call(core.prepare(core.TIMELINE, values), timeout)
+
+    def forget(
+        self,
+        ids: Iterable[str] | NotGiven | None = NOT_GIVEN,
+        *,
+        query: str | NotGiven | None = NOT_GIVEN,
+        tier: str | NotGiven | None = NOT_GIVEN,
+        where: Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        key_prefix: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> ForgetResult:
+        """Delete records (§4.5); at least one selector is required."""
+        values = {
+            "ids": ids,
+            "query": query,
+            "tier": tier,
+            "where": where,
+            "owner": owner,
+            "key_prefix": key_prefix,
+        }
+        return self._call(core.prepare(core.FORGET, values), timeout)
+
+    # --- tiers, salience, keys, sessions ---------------------------------------------------
+
+    def promote(
+        self,
+        ids: Iterable[str],
+        tier: str,
+        *,
+        salience: float | NotGiven | None = NOT_GIVEN,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> PromoteResult:
+        """Move records to ``tier`` because they earned it (§4.6)."""
+        values = {"ids": ids, "tier": tier, "salience": salience, "owner": owner}
+        return self._call(core.prepare(core.PROMOTE, values), timeout)
+
+    def consolidate(self, *, timeout: float | NotGiven | None = NOT_GIVEN) -> ConsolidateResult:
+        """Let the store reorganise itself (§4.7); it may delete records."""
+        return self._call(core.prepare(core.CONSOLIDATE, {}), timeout)
+
+    def reinforce(
+        self,
+        ids: Iterable[str],
+        *,
+        amount: float | NotGiven | None = NOT_GIVEN,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> ReinforceResult:
+        """Raise the salience of records that proved useful (§4.8)."""
+        values = {"ids": ids, "amount": amount, "owner": owner}
+        return self._call(core.prepare(core.REINFORCE, values), timeout)
+
+    def fetch(
+        self,
+        key: str,
+        *,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        embeddings: bool | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> FetchResult:
+        """The record at ``key`` (§4.9); ``result.record`` is ``None`` when the key is unused."""
+        values = {"key": key, "owner": owner, "embeddings": embeddings}
+        return self._call(core.prepare(core.FETCH, values), timeout)
+
+    def sessions(
+        self,
+        *,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> SessionListResult:
+        """The conversations the store holds (§4.10)."""
+        return self._call(core.prepare(core.SESSION_LIST, {"owner": owner}), timeout)
+
+    def close_session(
+        self,
+        session: str,
+        *,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> SessionCloseResult:
+        """End a conversation and let its records settle (§4.11); closing twice is a no-op."""
+        values = {"session": session, "owner": owner}
+        return self._call(core.prepare(core.SESSION_CLOSE, values), timeout)
+
+    def summarize(
+        self,
+        ids: Iterable[str] | NotGiven | None = NOT_GIVEN,
+        *,
+        query: str | NotGiven | None = NOT_GIVEN,
+        tier: str | NotGiven | None = NOT_GIVEN,
+        where: Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        key_prefix: str | NotGiven | None = NOT_GIVEN,
+        limit: int | NotGiven | None = NOT_GIVEN,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        into: str | NotGiven | None = NOT_GIVEN,
+        key: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> SummarizeResult:
+        """Distil the selected records into stored summary records (§4.15); the sources stay."""
+        values = {
+            "ids": ids,
+            "query": query,
+            "tier": tier,
+            "where": where,
+            "key_prefix": key_prefix,
+            "limit": limit,
+            "owner": owner,
+            "into": into,
+            "key": key,
+        }
+        return self._call(core.prepare(core.SUMMARIZE, values), timeout)
+
+    # --- events ----------------------------------------------------------------------------
+
+    def events(
+        self,
+        cursor: str | NotGiven | None = NOT_GIVEN,
+        *,
+        limit: int | NotGiven | None = NOT_GIVEN,
+        kinds: Iterable[str] | NotGiven | None = NOT_GIVEN,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> EventsResult:
+        """One poll of the event log (§4.12); no cursor means "now" (no events, the head)."""
+        values = {"cursor": cursor, "limit": limit, "kinds": kinds, "owner": owner}
+        return self._call(core.prepare(core.EVENTS, values), timeout)
+
+    def watch(
+        self,
+        *,
+        cursor: str | None = None,
+        kinds: Iterable[str] | NotGiven | None = NOT_GIVEN,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        limit: int | NotGiven | None = NOT_GIVEN,
+        poll_interval: float = 1.0,
+        on_reset: Callable[[], object] | None = None,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> Watcher:
+        """Follow the event log by polling, from ``cursor`` or from now; works on every
+        transport. A lost cursor calls ``on_reset`` (see :class:`Watcher`)."""
+        if isinstance(kinds, Iterable) and not isinstance(kinds, str):
+            kinds = list(kinds)  # a generator would be used up by the first poll
+
+        def poll(position: str | None) -> EventsResult:
+            at = NOT_GIVEN if position is None else position
+            return self.events(at, limit=limit, kinds=kinds, owner=owner, timeout=timeout)
+
+        return Watcher(
+            poll, self._sleep, cursor=cursor, poll_interval=poll_interval, on_reset=on_reset
+        )
+
+    def subscribe(
+        self,
+        callback: EventCallback | None = None,
+        *,
+        kinds: Iterable[str] | NotGiven | None = NOT_GIVEN,
+        owner: str | NotGiven | None = NOT_GIVEN,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+    ) -> Subscription:
+        """Have events pushed as they happen (§4.13), to ``callback`` or to the returned
+        subscription's iterator. Only stdio and in-process carry push; over HTTP this raises
+        ``CapabilityNotSupported`` — use :meth:`watch`. A new subscription replaces the old."""
+        call = core.prepare(core.SUBSCRIBE, {"kinds": kinds, "owner": owner})
+        self._negotiate(timeout)
+        core.gate(call, self._state.capabilities)
+        check_push(self._state, self._state.transport.supports_push)
+        subscription = Subscription(self._close_subscription, callback)
+        # Registered before the request leaves, so no event pushed meanwhile is lost.
+        self._state.replace_subscription(subscription)
+        try:
+            self._send(call, timeout)
+        except BaseException:
+            self._state.replace_subscription(None, only=subscription)
+            raise
+        return subscription
+
+    def unsubscribe(self, *, timeout: float | NotGiven | None = NOT_GIVEN) -> UnsubscribeResult:
+        """Stop push on this connection (§4.14) and end the live subscription's iteration."""
+        result = self._call(core.prepare(core.UNSUBSCRIBE, {}), timeout)
+        self._state.replace_subscription(None)
+        return result
+
+    def _close_subscription(self, subscription: Subscription) -> None:
+        if self._state.subscription is subscription and not self._state.closed:
+            self.unsubscribe()
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End any subscription and release the transport (an injected httpx client stays
+        open). Copies made by :meth:`with_options` share it and close with it."""
+        if self._state.closed:
+            return
+        self._state.closed = True
+        self._state.replace_subscription(None)
+        self._state.transport.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

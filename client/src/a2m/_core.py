@@ -1,0 +1,424 @@
+"""The part of the client that does no I/O, shared by :class:`A2MClient` and
+:class:`AsyncA2MClient`: building params and requests from the method table, gating them
+against the negotiated capabilities, parsing responses into result models, mapping errors,
+and the retry arithmetic. The two clients add only their send loops.
+
+**Gating rule.** Once describe has run, a method of an undeclared capability, and any
+parameter (or record-input field) of an undeclared capability whose value asks for
+something — anything but ``None`` or ``False`` — raises :class:`CapabilityNotSupported`
+before anything is sent. ``prompt`` and ``embeddings`` follow the same rule: a server without
+``prompt`` would ignore the parameter (§4.16), but a caller asking for text it will not get
+has made a mistake better reported than discovered as a missing field."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from a2m_types import (
+    EVENT_NOTIFICATION,
+    METHODS,
+    PROTOCOL_VERSION,
+    ConsolidateResult,
+    DescribeResult,
+    Event,
+    EventsResult,
+    FetchResult,
+    ForgetResult,
+    MethodSpec,
+    PromoteResult,
+    RecallResult,
+    RecordInput,
+    ReinforceResult,
+    RememberResult,
+    SessionCloseResult,
+    SessionListResult,
+    SubscribeResult,
+    SummarizeResult,
+    TimelineResult,
+    UnsubscribeResult,
+    WireModel,
+    field_capabilities,
+    is_compatible,
+    new_id,
+)
+
+from ._types import NOT_GIVEN
+from .errors import (
+    A2MConnectError,
+    A2MConnectionError,
+    A2MError,
+    A2MHTTPStatusError,
+    A2MTimeoutError,
+    A2MTransportError,
+    CapabilityNotSupported,
+    InvalidParams,
+    ProtocolNotSupported,
+    ResponseValidationError,
+    error_for_code,
+)
+
+__all__ = [
+    "CONSOLIDATE",
+    "DESCRIBE",
+    "EVENTS",
+    "FETCH",
+    "FORGET",
+    "PROMOTE",
+    "RECALL",
+    "REINFORCE",
+    "REMEMBER",
+    "SESSION_CLOSE",
+    "SESSION_LIST",
+    "SUBSCRIBE",
+    "SUMMARIZE",
+    "TIMELINE",
+    "UNSUBSCRIBE",
+    "Call",
+    "Method",
+    "build_request",
+    "check_version",
+    "gate",
+    "log",
+    "log_retry",
+    "parse_event",
+    "parse_response",
+    "prepare",
+    "remember_values",
+    "retry_delay",
+    "should_retry",
+]
+
+log = logging.getLogger("a2m")
+
+R = TypeVar("R", bound=WireModel)
+
+INITIAL_RETRY_DELAY = 0.5
+"""Seconds before the first retry; doubled for each one after."""
+MAX_RETRY_DELAY = 8.0
+"""The longest computed backoff between two attempts."""
+MAX_RETRY_AFTER = 60.0
+"""The longest ``Retry-After`` honoured; a longer one falls back to computed backoff."""
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+"""HTTP statuses that retrying can fix."""
+
+
+@dataclass(frozen=True)
+class Method(Generic[R]):
+    """A method of the table, typed by its result model so the clients' verbs are typed."""
+
+    spec: MethodSpec
+    result: type[R]
+
+
+def _method(name: str, result: type[R]) -> Method[R]:
+    spec = METHODS[name]
+    if spec.result is not result:  # the table is the source of truth; this only types it
+        raise TypeError(f"{name} returns {spec.result.__name__}, not {result.__name__}")
+    return Method(spec, result)
+
+
+DESCRIBE = _method("memory/describe", DescribeResult)
+REMEMBER = _method("memory/remember", RememberResult)
+RECALL = _method("memory/recall", RecallResult)
+TIMELINE = _method("memory/timeline", TimelineResult)
+FORGET = _method("memory/forget", ForgetResult)
+PROMOTE = _method("memory/promote", PromoteResult)
+CONSOLIDATE = _method("memory/consolidate", ConsolidateResult)
+REINFORCE = _method("memory/reinforce", ReinforceResult)
+FETCH = _method("memory/fetch", FetchResult)
+SESSION_LIST = _method("memory/session/list", SessionListResult)
+SESSION_CLOSE = _method("memory/session/close", SessionCloseResult)
+EVENTS = _method("memory/events", EventsResult)
+SUBSCRIBE = _method("memory/events/subscribe", SubscribeResult)
+UNSUBSCRIBE = _method("memory/events/unsubscribe", UnsubscribeResult)
+SUMMARIZE = _method("memory/summarize", SummarizeResult)
+
+# Computed once: which parameters (and record-input fields) belong to which capability.
+_PARAM_CAPABILITIES = {
+    name: tuple(field_capabilities(spec.params).items()) for name, spec in METHODS.items()
+}
+_RECORD_CAPABILITIES = tuple(field_capabilities(RecordInput).items())
+_RECORD_FIELDS = frozenset(info.alias or name for name, info in RecordInput.model_fields.items())
+_EVENT = TypeAdapter(Event)
+
+
+@dataclass(frozen=True)
+class Call(Generic[R]):
+    """One prepared call: the method, its validated wire params, and whether a retry after
+    the request may have reached the server is safe."""
+
+    method: Method[R]
+    params: dict[str, Any]
+    idempotent: bool
+
+    @property
+    def name(self) -> str:
+        """The wire method name."""
+        return self.method.spec.name
+
+
+# --- building -----------------------------------------------------------------------------
+
+
+def _floats(value: Any, name: str, method: str) -> Any:
+    # Vectors arrive as lists, tuples or numpy arrays; the wire wants plain JSON numbers.
+    if value is None or isinstance(value, (str, bytes)):
+        return value
+    tolist = getattr(value, "tolist", None)
+    items = tolist() if callable(tolist) else value
+    numbers = list(items) if isinstance(items, Iterable) else None
+    if numbers is None or not all(
+        hasattr(type(item), "__float__") and not isinstance(item, (str, bytes)) for item in numbers
+    ):
+        raise InvalidParams(f"{name} must be a sequence of numbers", method=method)
+    return [float(item) for item in numbers]
+
+
+def _plain(name: str, value: Any, method: str) -> Any:
+    """Loosen the containers callers naturally pass into the JSON shapes params expect."""
+    if name == "embedding":
+        return _floats(value, name, method)
+    if (
+        name in ("ids", "kinds")
+        and isinstance(value, Iterable)
+        and not isinstance(value, (str, bytes, Mapping))
+    ):
+        return list(value)
+    if name == "where" and isinstance(value, Mapping):
+        return {
+            key: list(item) if isinstance(item, (tuple, set, frozenset)) else item
+            for key, item in value.items()
+        }
+    if name == "prompt" and isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
+    """Validate the caller's arguments (``NOT_GIVEN`` ones left out) against the method's
+    params model; a value that cannot be valid raises :class:`InvalidParams` unsent."""
+    spec = method.spec
+    given = {
+        key: _plain(key, value, spec.name)
+        for key, value in values.items()
+        if value is not NOT_GIVEN
+    }
+    try:
+        params = spec.params.model_validate(given).to_wire()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'params'}: {error['msg']}"
+            for error in exc.errors(include_url=False)
+        )
+        raise InvalidParams(
+            f"invalid arguments ({problems})",
+            method=spec.name,
+            data=exc.errors(include_url=False, include_context=False, include_input=False),
+        ) from None
+    return Call(method, params, _idempotent(spec, params))
+
+
+def _idempotent(spec: MethodSpec, params: Mapping[str, Any]) -> bool:
+    if spec.name == "memory/promote":
+        return params.get("salience") is None
+    if spec.name == "memory/summarize":
+        return params.get("key") is not None
+    return spec.idempotent
+
+
+def remember_values(records: Any, owner: Any, session: Any) -> dict[str, Any]:
+    """``memory/remember`` params from a string, a :class:`RecordInput`, a dict, or a list of
+    them; every record without an id gets one here, once, so a retried write cannot
+    duplicate it (§3.2)."""
+    if isinstance(records, (str, RecordInput, Mapping)):
+        items = [records]
+    elif isinstance(records, Iterable):
+        items = list(records)
+    else:
+        items = [records]  # refused below, naming the type
+    wire: list[dict[str, Any]] = []
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            record: dict[str, Any] = {"content": item}
+        elif isinstance(item, RecordInput):
+            record = item.to_wire()
+        elif isinstance(item, Mapping):
+            record = dict(item)
+            unknown = sorted(str(key) for key in record if key not in _RECORD_FIELDS)
+            if unknown:
+                raise InvalidParams(
+                    f"records[{index}] has unknown fields {unknown}; custom data belongs in "
+                    "metadata",
+                    method="memory/remember",
+                )
+        else:
+            raise InvalidParams(
+                f"records[{index}] must be a str, a RecordInput or a dict, not "
+                f"{type(item).__name__}",
+                method="memory/remember",
+            )
+        if record.get("id") is None:
+            record["id"] = new_id()
+        if record.get("embedding") is not None:
+            record["embedding"] = _floats(
+                record["embedding"], f"records[{index}].embedding", "memory/remember"
+            )
+        wire.append(record)
+    return {"records": wire, "owner": owner, "session": session}
+
+
+def build_request(call: Call[Any], request_id: int) -> dict[str, Any]:
+    """The JSON-RPC request object for ``call``."""
+    return {"jsonrpc": "2.0", "id": request_id, "method": call.name, "params": call.params}
+
+
+# --- gating -------------------------------------------------------------------------------
+
+
+def _asks(value: Any) -> bool:
+    return value is not None and value is not False
+
+
+def _refuse(method: str, capability: str, what: str) -> CapabilityNotSupported:
+    return CapabilityNotSupported(
+        f"{what} needs the '{capability}' capability, which this server does not declare "
+        "(nothing was sent)",
+        method=method,
+        data={"capability": capability},
+    )
+
+
+def gate(call: Call[Any], capabilities: frozenset[str]) -> None:
+    """Raise :class:`CapabilityNotSupported` if ``call`` uses anything the server did not
+    declare (see the module docstring for the rule)."""
+    spec = call.method.spec
+    if spec.capability not in capabilities:
+        raise _refuse(spec.name, spec.capability, spec.name)
+    params = call.params
+    for key, capability in _PARAM_CAPABILITIES[spec.name]:
+        if capability not in capabilities and _asks(params.get(key)):
+            raise _refuse(spec.name, capability, f"the {key!r} parameter")
+    if spec.name == "memory/remember":
+        for index, record in enumerate(params["records"]):
+            for key, capability in _RECORD_CAPABILITIES:
+                if capability not in capabilities and _asks(record.get(key)):
+                    raise _refuse(spec.name, capability, f"records[{index}].{key}")
+
+
+def check_version(result: DescribeResult) -> DescribeResult:
+    """Refuse a server whose protocol version is incompatible with ours (§9)."""
+    if not is_compatible(PROTOCOL_VERSION, result.protocol):
+        raise ProtocolNotSupported(
+            f"the server speaks {result.protocol!r}; this client speaks {PROTOCOL_VERSION!r}, "
+            "and 0.x versions interoperate only with an exact minor match",
+            method="memory/describe",
+            data={"server": result.protocol, "client": PROTOCOL_VERSION},
+        )
+    return result
+
+
+# --- parsing ------------------------------------------------------------------------------
+
+
+def parse_response(call: Call[R], request_id: int, response: Mapping[str, Any]) -> R:
+    """The result model of a JSON-RPC response, or the error it carries raised as its class."""
+    name = call.name
+    error = response.get("error")
+    if error is not None:
+        code = error.get("code") if isinstance(error, dict) else None
+        if not isinstance(code, int) or isinstance(code, bool):
+            raise ResponseValidationError(
+                f"malformed JSON-RPC error object: {error!r}", method=name, data=error
+            )
+        message = error.get("message")
+        raise error_for_code(code)(
+            message if isinstance(message, str) and message else "(the server gave no message)",
+            method=name,
+            code=code,
+            data=error.get("data"),
+        )
+    if response.get("jsonrpc") != "2.0" or "result" not in response:
+        raise ResponseValidationError(
+            "not a JSON-RPC 2.0 response object (no result and no error)",
+            method=name,
+            data=dict(response),
+        )
+    if response.get("id") != request_id:
+        raise ResponseValidationError(
+            f"the response answers id {response.get('id')!r}, not this request's {request_id}",
+            method=name,
+        )
+    try:
+        return call.method.result.model_validate(response["result"])
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "result"
+        raise ResponseValidationError(
+            f"the result does not match the {name} schema ({exc.error_count()} problem(s); "
+            f"first at {where}: {first['msg']})",
+            method=name,
+            data=exc.errors(include_url=False, include_context=False),
+        ) from None
+
+
+def parse_event(message: Mapping[str, Any]) -> Event | None:
+    """The typed event of a ``memory/event`` notification; ``None`` (logged) otherwise."""
+    if message.get("method") != EVENT_NOTIFICATION:
+        log.debug("ignoring notification %r", message.get("method"))
+        return None
+    try:
+        return _EVENT.validate_python(message.get("params"))
+    except ValidationError as exc:
+        log.warning("dropping a malformed memory/event notification: %s", exc)
+        return None
+
+
+# --- retries ------------------------------------------------------------------------------
+
+
+def should_retry(call: Call[Any], error: A2MError, attempt: int, max_retries: int) -> bool:
+    """Whether to send ``call`` again after ``error`` on the given zero-based ``attempt``.
+
+    Connection errors, timeouts, 429, 502, 503 and 504 are retried. A call that is not
+    idempotent is retried only when the request provably never left (a connect error);
+    protocol errors, ``READ_ONLY`` included, never are."""
+    if attempt >= max_retries or not isinstance(error, A2MTransportError) or not error.retryable:
+        return False
+    if isinstance(error, A2MConnectError):
+        return True
+    if not call.idempotent:
+        return False
+    if isinstance(error, A2MHTTPStatusError):
+        return error.status in RETRY_STATUSES
+    return isinstance(error, (A2MConnectionError, A2MTimeoutError))
+
+
+def retry_delay(attempt: int, error: A2MError, *, jitter: float | None = None) -> float:
+    """Seconds to wait before retry ``attempt + 1``: the server's ``Retry-After`` when it
+    gave a sane one, else exponential backoff, capped, less up to 25% jitter."""
+    retry_after = getattr(error, "retry_after", None)
+    if isinstance(retry_after, (int, float)) and 0 <= retry_after <= MAX_RETRY_AFTER:
+        return float(retry_after)
+    delay = min(INITIAL_RETRY_DELAY * 2.0**attempt, MAX_RETRY_DELAY)
+    return delay * (1 - 0.25 * (random.random() if jitter is None else jitter))
+
+
+def log_retry(
+    call: Call[Any], error: A2MError, attempt: int, max_retries: int, delay: float
+) -> None:
+    """One WARNING per retry, naming the method, the failure and the wait."""
+    log.warning(
+        "retrying %s in %.2fs (retry %d of %d) after %s: %s",
+        call.name,
+        delay,
+        attempt + 1,
+        max_retries,
+        type(error).__name__,
+        error.message,
+    )

@@ -1,0 +1,30 @@
+"""Transports: how a JSON-RPC request object reaches a server and its response comes back.
+
+One module per binding (HTTP, stdio, in-process); these are the only modules that import
+httpx. Write your own by subclassing :class:`Transport` or :class:`AsyncTransport` and pass
+it as ``A2MClient(transport=…)``."""
+
+from ._base import AsyncTransport, NotificationHandler, Transport
+from .async_stdio import AsyncStdioTransport
+from .http import AsyncHTTPTransport, HTTPTransport
+from .in_process import (
+    AsyncInProcessTransport,
+    ConnectableServer,
+    InProcessTransport,
+    ServerConnection,
+)
+from .stdio import StdioTransport
+
+__all__ = [
+    "AsyncHTTPTransport",
+    "AsyncInProcessTransport",
+    "AsyncStdioTransport",
+    "AsyncTransport",
+    "ConnectableServer",
+    "HTTPTransport",
+    "InProcessTransport",
+    "NotificationHandler",
+    "ServerConnection",
+    "StdioTransport",
+    "Transport",
+]

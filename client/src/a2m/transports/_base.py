@@ -1,0 +1,134 @@
+"""The transport seam: a transport carries one JSON-RPC request object to a server and brings
+back its response object; a transport that can carry push hands notification objects to a
+handler. Everything above it (negotiation, gating, retries, parsing) is binding-agnostic."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, ClassVar
+
+from typing_extensions import Self
+
+from a2m.errors import InvalidParams, ResponseValidationError
+
+__all__ = [
+    "AsyncTransport",
+    "NotificationHandler",
+    "Transport",
+    "decode_message",
+    "encode_message",
+]
+
+NotificationHandler = Callable[[dict[str, Any]], None]
+"""Receives each JSON-RPC notification object a server pushes. Transports may call it from
+any thread (a reader thread, a worker thread, the event loop), so it must be thread-safe."""
+
+
+def encode_message(message: dict[str, Any]) -> bytes:
+    """One JSON-RPC message as compact UTF-8 JSON on a single line (§8.2)."""
+    try:
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:
+        raise InvalidParams(
+            f"the parameters are not valid JSON ({exc}); NaN and Infinity cannot be sent",
+            method=message.get("method"),
+        ) from None
+    return text.encode("utf-8")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def decode_message(raw: bytes | str, *, method: str | None = None) -> Any:
+    """Parse one JSON message strictly; a body that is not JSON is a ResponseValidationError."""
+    try:
+        return json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        snippet = raw[:200].decode("utf-8", "replace") if isinstance(raw, bytes) else raw[:200]
+        raise ResponseValidationError(
+            f"the server's response is not JSON ({exc}): {snippet!r}", method=method
+        ) from None
+
+
+class Transport(ABC):
+    """Sends JSON-RPC request objects synchronously; implementations must be thread-safe."""
+
+    supports_push: ClassVar[bool] = False
+    """Whether this transport can deliver server notifications (§8): stdio and in-process
+    can, HTTP cannot."""
+
+    _notification_handler: NotificationHandler | None = None
+
+    @abstractmethod
+    def handle_request(self, request: dict[str, Any], *, timeout: float | None) -> dict[str, Any]:
+        """Send ``request`` and return the response object; raise an
+        :class:`~a2m.errors.A2MTransportError` when no response can be had."""
+
+    def set_notification_handler(self, handler: NotificationHandler | None) -> None:
+        """Route pushed notification objects to ``handler`` (``None`` drops them)."""
+        self._notification_handler = handler
+
+    def _notify(self, message: dict[str, Any]) -> None:
+        handler = self._notification_handler
+        if handler is not None:
+            handler(message)
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections, pipes or processes this transport owns."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncTransport(ABC):
+    """Sends JSON-RPC request objects from asyncio; implementations must be task-safe and
+    must never block the event loop."""
+
+    supports_push: ClassVar[bool] = False
+    """Whether this transport can deliver server notifications."""
+
+    _notification_handler: NotificationHandler | None = None
+
+    @abstractmethod
+    async def handle_async_request(
+        self, request: dict[str, Any], *, timeout: float | None
+    ) -> dict[str, Any]:
+        """Send ``request`` and return the response object; raise an
+        :class:`~a2m.errors.A2MTransportError` when no response can be had."""
+
+    def set_notification_handler(self, handler: NotificationHandler | None) -> None:
+        """Route pushed notification objects to ``handler`` (``None`` drops them)."""
+        self._notification_handler = handler
+
+    def _notify(self, message: dict[str, Any]) -> None:
+        handler = self._notification_handler
+        if handler is not None:
+            handler(message)
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Release connections, pipes or processes this transport owns."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

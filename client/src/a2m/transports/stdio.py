@@ -1,0 +1,292 @@
+"""The stdio binding (§8.2), synchronous: a server subprocess spoken to one JSON line at a
+time. The process starts on first use; a reader thread matches responses by id and routes
+notifications, another keeps the tail of stderr so a crash can say why it happened."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+from a2m.errors import A2MConnectionError, A2MTimeoutError
+
+from ._base import Transport, decode_message, encode_message
+
+__all__ = [
+    "StderrTail",
+    "StdioTransport",
+    "child_env",
+    "crash_error",
+    "is_notification",
+    "is_response",
+    "parse_line",
+]
+
+log = logging.getLogger("a2m")
+
+CLOSE_GRACE = 5.0
+"""Seconds a server gets to exit after stdin closes, and again after SIGTERM."""
+
+
+class StderrTail:
+    """The last lines a process wrote to stderr, bounded in lines and line length."""
+
+    def __init__(self, lines: int = 40, width: int = 1000) -> None:
+        self._lines: collections.deque[str] = collections.deque(maxlen=lines)
+        self._width = width
+        self._lock = threading.Lock()
+
+    def add(self, raw: bytes) -> None:
+        """Keep one line (truncated to the width)."""
+        text = raw.decode("utf-8", "replace").rstrip("\r\n")
+        with self._lock:
+            self._lines.append(text[: self._width])
+
+    def text(self) -> str:
+        """The kept lines, oldest first."""
+        with self._lock:
+            return "\n".join(self._lines)
+
+
+def child_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The child's environment: ours, with ``env`` added on top."""
+    return None if env is None else {**os.environ, **env}
+
+
+def crash_error(command: Sequence[str], returncode: int | None, tail: str) -> A2MConnectionError:
+    """The error every pending and later call gets once the server process is gone."""
+    name = os.path.basename(command[0]) if command else "server"
+    status = "is gone" if returncode is None else f"exited with code {returncode}"
+    message = f"the stdio server process ({name}) {status}"
+    message += f"; the end of its stderr:\n{tail}\n" if tail else " without writing to stderr"
+    return A2MConnectionError(
+        message, retryable=False, data={"returncode": returncode, "stderr": tail}
+    )
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | None:
+    """One stdout line as a message object; ``None`` (logged) for a blank or non-JSON line,
+    which a conformant server never writes but must not kill the connection."""
+    if not raw.strip():
+        return None
+    try:
+        message = decode_message(raw)
+    except Exception:
+        log.warning("ignoring a line from the stdio server that is not JSON: %r", raw[:200])
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def is_response(message: dict[str, Any]) -> bool:
+    """A response carries ``result`` or ``error``; anything else with a method and no id is a
+    notification (§8)."""
+    return "result" in message or "error" in message
+
+
+def is_notification(message: dict[str, Any]) -> bool:
+    """A message with a method and no id."""
+    return "method" in message and "id" not in message
+
+
+class _Pending:
+    __slots__ = ("done", "error", "response")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.response: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+
+
+class StdioTransport(Transport):
+    """Synchronous JSON-RPC over a subprocess's stdin and stdout; thread-safe.
+
+    ``env`` is added to this process's environment for the child. Closing stdin is how the
+    server is told to stop (§8.2); one that lingers is terminated, then killed."""
+
+    supports_push = True
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if isinstance(command, str) or not command:
+            raise ValueError(
+                "command must be a non-empty list of arguments, e.g. ['a2m-server', 'stdio']"
+            )
+        self.command = list(command)
+        self._env = child_env(env)
+        self._cwd = cwd
+        self._process: subprocess.Popen[bytes] | None = None
+        self._threads: list[threading.Thread] = []
+        self._pending: dict[Any, _Pending] = {}
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._failure: A2MConnectionError | None = None
+        self._closed = False
+        self._tail = StderrTail()
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def _start(self, method: str | None) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._closed:
+                raise A2MConnectionError(
+                    "this stdio transport is closed", method=method, retryable=False
+                )
+            if self._failure is not None:
+                raise self._with_method(self._failure, method)
+            if self._process is not None:
+                return self._process
+            try:
+                process = subprocess.Popen(
+                    self.command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=self._env,
+                    cwd=self._cwd,
+                )
+            except OSError as exc:
+                self._failure = A2MConnectionError(
+                    f"could not start the stdio server {self.command[0]!r}: {exc}", retryable=False
+                )
+                raise self._with_method(self._failure, method) from exc
+            self._process = process
+            assert process.stdout is not None
+            assert process.stderr is not None
+            self._threads = [
+                threading.Thread(
+                    target=self._read_stdout,
+                    args=(process,),
+                    daemon=True,
+                    name=f"a2m-stdio-out-{process.pid}",
+                ),
+                threading.Thread(
+                    target=self._read_stderr,
+                    args=(process.stderr,),
+                    daemon=True,
+                    name=f"a2m-stdio-err-{process.pid}",
+                ),
+            ]
+            for thread in self._threads:
+                thread.start()
+            return process
+
+    @staticmethod
+    def _with_method(error: A2MConnectionError, method: str | None) -> A2MConnectionError:
+        return A2MConnectionError(error.message, method=method, retryable=False, data=error.data)
+
+    def _read_stderr(self, stream: IO[bytes]) -> None:
+        for line in iter(stream.readline, b""):
+            self._tail.add(line)
+
+    def _read_stdout(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        for line in iter(process.stdout.readline, b""):
+            message = parse_line(line)
+            if message is None:
+                continue
+            if is_response(message):
+                with self._lock:
+                    pending = self._pending.pop(message.get("id"), None)
+                if pending is None:
+                    log.debug("dropping a response nobody waits for (id %r)", message.get("id"))
+                    continue
+                pending.response = message
+                pending.done.set()
+            elif is_notification(message):
+                try:
+                    self._notify(message)
+                except Exception:
+                    log.exception("the notification handler failed")
+        self._on_exit(process)
+
+    def _on_exit(self, process: subprocess.Popen[bytes]) -> None:
+        try:
+            returncode: int | None = process.wait(timeout=CLOSE_GRACE)
+        except subprocess.TimeoutExpired:
+            returncode = None
+        # The stderr reader finishes at the same EOF; wait briefly so the tail is complete.
+        for thread in self._threads[1:]:
+            if thread is not threading.current_thread():
+                thread.join(timeout=1.0)
+        error = crash_error(self.command, returncode, self._tail.text())
+        with self._lock:
+            if self._closed:
+                error = A2MConnectionError("this stdio transport was closed", retryable=False)
+            self._failure = self._failure or error
+            pending, self._pending = list(self._pending.values()), {}
+        for waiter in pending:
+            waiter.error = error
+            waiter.done.set()
+
+    # --- calls -----------------------------------------------------------------------------
+
+    def handle_request(self, request: dict[str, Any], *, timeout: float | None) -> dict[str, Any]:
+        """Write ``request`` as one line and wait for the response with the same id."""
+        method = request.get("method")
+        line = encode_message(request) + b"\n"
+        process = self._start(method)
+        request_id = request.get("id")
+        waiter = _Pending()
+        with self._lock:
+            if self._failure is not None:
+                raise self._with_method(self._failure, method)
+            self._pending[request_id] = waiter
+        try:
+            with self._write_lock:
+                assert process.stdin is not None
+                process.stdin.write(line)
+                process.stdin.flush()
+        except (OSError, ValueError):
+            # The process is gone; the reader thread will say why once stdout ends.
+            pass
+        if not waiter.done.wait(timeout):
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise A2MTimeoutError(
+                f"the stdio server did not answer within {timeout}s", method=method
+            )
+        if waiter.error is not None:
+            if isinstance(waiter.error, A2MConnectionError):
+                raise self._with_method(waiter.error, method)
+            raise waiter.error
+        assert waiter.response is not None
+        return waiter.response
+
+    def close(self) -> None:
+        """Close stdin and wait for the server to exit; terminate, then kill, a laggard."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            process = self._process
+        if process is None:
+            return
+        with self._write_lock:
+            try:
+                assert process.stdin is not None
+                process.stdin.close()
+            except OSError:
+                pass
+        try:
+            process.wait(timeout=CLOSE_GRACE)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                process.wait(timeout=CLOSE_GRACE)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for thread in self._threads:
+            thread.join(timeout=CLOSE_GRACE)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
