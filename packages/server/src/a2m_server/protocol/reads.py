@@ -222,11 +222,22 @@ def timeline(proto: Protocol, ctx: CallContext, params: TimelineParams) -> dict[
 
 
 def fetch(proto: Protocol, ctx: CallContext, params: FetchParams) -> dict[str, Any]:
-    """§4.9: the record at a key, or null; an unused key is not an error."""
+    """§4.9: the record at a key, or null; an unused key is not an error.
+
+    Keys are unique per owner (§3.6), so one key may hold several owners' records. The
+    caller's own record wins, then the unowned one, then the most recently written one
+    the caller may read (a shared tier's, or any when the caller has no owner)."""
     owner = proto.acting_owner(ctx, params.owner)
     want_vectors = bool(params.embeddings) and "embeddings" in ctx.capabilities
     with proto.store.reading() as reader:
         record = reader.get_by_key(owner, params.key, embeddings=want_vectors)
+        if record is None:
+            readable = reader.select(
+                RecordFilter(where={"key": params.key}, scope=proto.read_scope(owner)),
+                embeddings=want_vectors,
+            )
+            readable.sort(key=lambda r: (r.owner is not None, -r.updated_at, -r.rowid))
+            record = readable[0] if readable else None
     if record is None:
         return {"record": None}
     return {"record": record_to_wire(record, ctx.capabilities, embeddings=want_vectors)}
