@@ -60,5 +60,9 @@ for _package, _paths in TEST_SUITES.items():
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks: they print figures and never fail on them."""
+    """Benchmarks, server then client: they print figures and never fail on them.
+
+    Arguments after ``--`` go to bench_server.py only; run bench_client.py directly to pass
+    it options (``--records``, ``--block``, ``--rounds``, ``--batches``)."""
     session.run("python", "tests/benchmarks/bench_server.py", *session.posargs)
+    session.run("python", "tests/benchmarks/bench_client.py")

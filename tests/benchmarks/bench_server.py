@@ -92,9 +92,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def fill(
-    connection: Connection, corpus: Corpus, start: int, stop: int, seed: int | None
-) -> float:
+def fill(connection: Connection, corpus: Corpus, start: int, stop: int, seed: int | None) -> float:
     """Write records ``start``..``stop`` in batches of 256; returns seconds spent in calls."""
     spent = 0.0
     for offset in range(start, stop, BATCH):
@@ -103,7 +101,7 @@ def fill(
             {"content": corpus.sentence(), "tier": "episodic"} for _ in range(size)
         ]
         if seed is not None:
-            for record, vector in zip(records, vectors(seed + offset, size)):
+            for record, vector in zip(records, vectors(seed + offset, size), strict=True):
                 record["embedding"] = vector.tolist()
         text = json.dumps(
             {"jsonrpc": "2.0", "id": 1, "method": "memory/remember", "params": {"records": records}}
@@ -111,13 +109,22 @@ def fill(
         started = time.perf_counter()
         answer = connection.handle(text)
         spent += time.perf_counter() - started
-        assert answer is not None and '"error"' not in answer[:40], answer[:300]
+        assert answer is not None
+        assert '"error"' not in answer[:40], answer[:300]
     return spent
 
 
 def all_vectors(seed: int, total: int) -> Iterator[np.ndarray]:
     for offset in range(0, total, BATCH):
         yield vectors(seed + offset, min(BATCH, total - offset))
+
+
+def numpy_scan(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The baseline: cosine top-k over a normalised float32 matrix, best first."""
+    query = query / np.linalg.norm(query)
+    scores = matrix @ query
+    top = np.argpartition(-scores, TOP_K)[:TOP_K]
+    return top[np.argsort(-scores[top])]
 
 
 def main() -> None:
@@ -136,10 +143,10 @@ def main() -> None:
     for size in sizes:
         spent += fill(connection, corpus, written, size, seed=None)
         written = size
-        queries = [corpus.query() for _ in range(QUERIES)]
-        it = iter(queries * 2)
+        queries = iter([corpus.query() for _ in range(QUERIES)])
         p50, p99 = latency(
-            lambda: rpc(connection, "memory/recall", {"query": next(it), "limit": TOP_K}), QUERIES
+            lambda q=queries: rpc(connection, "memory/recall", {"query": next(q), "limit": TOP_K}),
+            QUERIES,
         )
         print(f"{size:>7} records: recall p50 {p50:6.2f} ms  p99 {p99:6.2f} ms")
     print(f"remember throughput: {written / spent:,.0f} records/s (batches of {BATCH})")
@@ -156,10 +163,12 @@ def main() -> None:
         spent += fill(connection, corpus, written, size, seed=seed)
         written = size
         probes = rng.standard_normal((QUERIES, DIMENSIONS)).tolist()
-        it = iter(probes)
         rpc(connection, "memory/recall", {"embedding": probes[0], "limit": TOP_K})  # load index
+        vectors_in = iter(probes)
         p50, p99 = latency(
-            lambda: rpc(connection, "memory/recall", {"embedding": next(it), "limit": TOP_K}),
+            lambda v=vectors_in: rpc(
+                connection, "memory/recall", {"embedding": next(v), "limit": TOP_K}
+            ),
             QUERIES,
         )
         results.append((size, p50, p99))
@@ -171,17 +180,8 @@ def main() -> None:
     for size, p50, p99 in results:
         matrix = np.concatenate(list(all_vectors(seed, size))).astype(np.float32)
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-        probes = rng.standard_normal((QUERIES, DIMENSIONS)).astype(np.float32)
-
-        def scan(index: list[int] = [0]) -> object:  # noqa: B006 - a call counter
-            q = probes[index[0] % QUERIES]
-            index[0] += 1
-            q = q / np.linalg.norm(q)
-            scores = matrix @ q
-            top = np.argpartition(-scores, TOP_K)[:TOP_K]
-            return top[np.argsort(-scores[top])]
-
-        base50, base99 = latency(scan, QUERIES)
+        probes_in = iter(rng.standard_normal((QUERIES, DIMENSIONS)).astype(np.float32))
+        base50, base99 = latency(lambda m=matrix, q=probes_in: numpy_scan(m, next(q)), QUERIES)
         print(
             f"{size:>7} records: recall p50 {p50:6.2f} ms  p99 {p99:6.2f} ms | numpy scan p50 "
             f"{base50:6.2f} ms  p99 {base99:6.2f} ms | ratio p50 {p50 / base50:4.2f}x"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
+from pydantic import AwareDatetime, BeforeValidator, PlainSerializer, WithJsonSchema
 
 __all__ = ["Timestamp", "format_timestamp", "from_epoch_ms", "parse_timestamp", "to_epoch_ms"]
 
@@ -43,18 +43,19 @@ def from_epoch_ms(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
 
 
-def _validate(value: Any) -> datetime:
-    # Numeric epochs are forbidden by §3.3: they hide their unit and time zone.
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    if isinstance(value, str):
-        return parse_timestamp(value)
-    raise ValueError("timestamp must be an RFC 3339 string such as '2026-07-28T10:15:30.123Z'")
+def _refuse_epochs(value: Any) -> Any:
+    # Numeric epochs are forbidden by §3.3: they hide their unit and time zone. The
+    # string parsing itself is left to pydantic's (fast, native) datetime validator.
+    if isinstance(value, (int, float)):
+        raise ValueError("timestamp must be an RFC 3339 string such as '2026-07-28T10:15:30.123Z'")
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value
 
 
 Timestamp = Annotated[
-    datetime,
-    BeforeValidator(_validate),
+    AwareDatetime,
+    BeforeValidator(_refuse_epochs),
     PlainSerializer(format_timestamp, return_type=str, when_used="json-unless-none"),
     WithJsonSchema({"type": "string", "pattern": _TIMESTAMP_PATTERN}),
 ]

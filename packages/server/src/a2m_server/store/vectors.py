@@ -46,11 +46,14 @@ class VectorIndex:
         return len(self._slot)
 
     def _prepare(self, vector: Sequence[float] | npt.NDArray[np.float64]) -> Matrix:
-        row = np.asarray(vector, dtype=np.float32)
-        if self.metric == "cosine":
-            norm = float(np.linalg.norm(row))
-            if norm > 0:
-                row = row / norm
+        # A finite vector may still overflow float32; it then ranks as nothing (its
+        # comparisons are not finite) instead of raising.
+        with np.errstate(over="ignore", invalid="ignore"):
+            row = np.asarray(vector, dtype=np.float32)
+            if self.metric == "cosine":
+                norm = float(np.linalg.norm(row))
+                if norm > 0:
+                    row = row / norm
         return row
 
     def _grow(self, needed: int) -> None:
@@ -82,7 +85,8 @@ class VectorIndex:
                     self._slot[rowid] = slot
                     self._rowids[slot] = rowid
                 self._matrix[slot] = row
-                self._sq_norms[slot] = float(np.dot(row, row))
+                with np.errstate(over="ignore", invalid="ignore"):
+                    self._sq_norms[slot] = float(np.dot(row, row))
 
     def remove_many(self, rowids: Iterable[int]) -> None:
         """Forget the vectors of these rowids (unknown rowids are ignored)."""
@@ -122,10 +126,11 @@ class VectorIndex:
                 return []
             matrix, rowids, sq_norms = matrix[positions], rowids[positions], sq_norms[positions]
             has_free_slots = False
-        raw = matrix @ query
-        if self.metric == "l2":
-            # 2 x.q - |x|^2 orders like -|x - q|^2; -|q|^2 is added for the top only.
-            raw = 2.0 * raw - sq_norms
+        with np.errstate(over="ignore", invalid="ignore"):
+            raw = matrix @ query
+            if self.metric == "l2":
+                # 2 x.q - |x|^2 orders like -|x - q|^2; -|q|^2 is added for the top only.
+                raw = 2.0 * raw - sq_norms
         if has_free_slots:
             raw[rowids < 0] = -np.inf
         count = min(limit, raw.shape[0])
@@ -136,7 +141,10 @@ class VectorIndex:
         top = top[np.argsort(-raw[top], kind="stable")]
         top = top[np.isfinite(raw[top])]
         values = raw[top].astype(np.float64)
-        if self.metric == "l2":
-            values -= float(np.dot(query, query))
-        similarity = to_similarity(self.metric, values)
-        return [(int(rowids[i]), float(s)) for i, s in zip(top, similarity, strict=False)]
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.metric == "l2":
+                values -= float(np.dot(query, query))
+            similarity = to_similarity(self.metric, values)
+        finite = np.isfinite(similarity)
+        top, similarity = top[finite], similarity[finite]
+        return list(zip(rowids[top].tolist(), similarity.tolist(), strict=True))
