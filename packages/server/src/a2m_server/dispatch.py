@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -114,4 +115,7 @@ def handle_message(message: Any, invoke: Invoke) -> dict[str, Any] | None:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    # 1e400 is valid JSON but parses to infinity, which no response could echo back.
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +30,8 @@ NotificationHandler = Callable[[dict[str, Any]], None]
 """Receives each JSON-RPC notification object (already JSON round-tripped)."""
 
 _NETWORK_TRANSPORTS = frozenset({"http"})
+
+log = logging.getLogger("a2m_server")
 
 
 class A2MServer:
@@ -130,7 +133,21 @@ class Connection:
         """Handle one JSON-RPC message given as JSON text; the response text, or ``None``
         for a notification."""
         response = handle_text(message, self._invoke)
-        return None if response is None else encode(response)
+        if response is None:
+            return None
+        try:
+            return encode(response)
+        except ValueError:
+            # A value JSON cannot carry (an infinity) reached a result: a server fault,
+            # answered as one rather than breaking the binding.
+            log.exception("unencodable response to %r", response.get("id"))
+            return encode(
+                error_response(
+                    response.get("id"),
+                    ErrorCode.INTERNAL_ERROR,
+                    "internal error: the result held a value JSON cannot carry",
+                )
+            )
 
     def handle_object(self, message: Any) -> dict[str, Any] | None:
         """Handle one already-parsed message, round-tripping through JSON both ways so an

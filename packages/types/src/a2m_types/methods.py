@@ -13,7 +13,7 @@ from ._base import Params, WireModel, capability_field
 from ._time import Timestamp
 from .describe import DescribeResult
 from .events import Event
-from .records import PromptOption, Record, RecordInput, Where
+from .records import Embedding, PromptOption, Record, RecordInput, Where
 
 __all__ = [
     "METHODS",
@@ -97,7 +97,7 @@ class RecallParams(Params):
     """Drop results scoring below this (server-relative)."""
     owner: str | None = capability_field("scopes")
     """Scope to this owner's view."""
-    embedding: list[float] | None = capability_field("embeddings", min_length=1)
+    embedding: Embedding | None = capability_field("embeddings", min_length=1)
     """A query vector."""
     key_prefix: str | None = capability_field("keys")
     """Only keys at or beneath this prefix."""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AllowInfNan, Field
 
 from ._base import Params, WireModel, capability_field
 from ._time import Timestamp
 
 __all__ = [
+    "Embedding",
+    "FiniteFloat",
     "JsonScalar",
     "PromptOption",
     "PromptOptions",
@@ -28,7 +30,10 @@ a list means "any of"."""
 Role = str
 """Who produced a record: user, assistant, tool, system, memory, or any other value."""
 
-Embedding = list[float]
+FiniteFloat = Annotated[float, AllowInfNan(False)]
+"""A JSON number that a double can hold (1e400 is valid JSON but not a vector component)."""
+
+Embedding = list[FiniteFloat]
 
 
 class Record(WireModel):

@@ -52,6 +52,28 @@ def _validation_message(method: str, exc: ValidationError) -> ProtocolError:
     )
 
 
+def _unencodable_path(value: Any, path: str = "") -> str | None:
+    """Where in ``value`` a string that UTF-8 cannot encode sits, as a dotted path."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "params"
+        return None
+    items: Any = (
+        value.items()
+        if isinstance(value, dict)
+        else (enumerate(value) if isinstance(value, list) else ())
+    )
+    for key, item in items:
+        here = f"{path}.{key}" if path else str(key)
+        found = _unencodable_path(key, here) if isinstance(key, str) else None
+        found = found or _unencodable_path(item, here)
+        if found:
+            return found
+    return None
+
+
 class Protocol:
     """Runs ``memory/*`` methods against a store, under one configuration."""
 
@@ -90,7 +112,14 @@ class Protocol:
         except ValidationError as exc:
             raise _validation_message(method, exc) from None
         self._gate_params(ctx, method, parsed)
-        return handler(self, ctx, parsed)
+        try:
+            return handler(self, ctx, parsed)
+        except UnicodeEncodeError:
+            # JSON can spell a lone surrogate ("\\ud800"); no UTF-8 store can keep one.
+            raise ProtocolError.invalid_params(
+                f"invalid params for {method}: {_unencodable_path(params) or 'a string'} "
+                "is not valid Unicode (it holds a lone surrogate)"
+            ) from None
 
     def _gate_params(self, ctx: CallContext, method: str, params: Params) -> None:
         for name, capability in _CAPABILITY_FIELDS[method].items():

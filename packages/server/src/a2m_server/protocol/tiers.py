@@ -5,11 +5,13 @@ Every move takes whole groups (§3.4): a record never leaves its group behind.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from a2m_server.config import TierConfig
+from a2m_server.errors import ProtocolError
 from a2m_server.store import RecordFilter, StoredRecord, StoreWriter
 from a2m_types import (
     ConsolidateParams,
@@ -175,12 +177,21 @@ def promote(proto: Protocol, ctx: CallContext, params: PromoteParams) -> dict[st
         ids = [r.id for r in moving]
         promoted = writer.set_tier(ids, target)
         if params.salience and "salience" in ctx.capabilities:
+            _check_salience(moving, params.salience, "salience")
             writer.add_salience(ids, params.salience)
         owners = {r.owner for r in moving}
         event_owner = owners.pop() if len(owners) == 1 else owner
         writer.append_event("promoted", now_ms(), {"ids": ids, "tier": target}, event_owner, target)
         enforce_capacity(proto, writer, [target])
     return {"promoted": promoted}
+
+
+def _check_salience(records: Sequence[StoredRecord], amount: float, name: str) -> None:
+    """Refuse an addition that would push a salience past what a double can hold."""
+    if any(not math.isfinite(r.salience + amount) for r in records):
+        raise ProtocolError.invalid_params(
+            f"{name} {amount!r} would take a record's salience out of range", field=name
+        )
 
 
 def reinforce(proto: Protocol, ctx: CallContext, params: ReinforceParams) -> dict[str, Any]:
@@ -190,6 +201,7 @@ def reinforce(proto: Protocol, ctx: CallContext, params: ReinforceParams) -> dic
     amount = proto.config.reinforce_amount if params.amount is None else params.amount
     with proto.transaction() as writer:
         found = writer.select(RecordFilter(ids=params.ids, scope=proto.write_scope(owner)))
+        _check_salience(found, amount, "amount")
         reinforced = writer.add_salience([r.id for r in found], amount)
     return {"reinforced": reinforced}
 
