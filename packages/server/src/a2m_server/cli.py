@@ -223,7 +223,7 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
             host=args.host,
             port=args.port,
             log_level=args.log_level,
-            ws="none",
+            ws="auto",
             lifespan="off",
             server_header=False,
             timeout_graceful_shutdown=10,

@@ -1,26 +1,34 @@
-"""Real A2M servers for tests: an HTTP server on an ephemeral loopback port, and the
-command line that starts a stdio server in a subprocess.
+"""Real A2M servers for tests: an HTTP server on an ephemeral loopback port, the command
+line that starts a stdio server in a subprocess, and :class:`Servers`, which makes fresh
+ones of every kind for one test and shuts them all down together.
 
-Both run the bundled server exactly as users run it, so a test exercises the real bindings."""
+All run the bundled server exactly as users run it, so a test exercises the real bindings."""
 
 from __future__ import annotations
 
+import itertools
 import socket
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
+from ._config import config_toml, server_config
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
+    from a2m_server.config import ServerConfig
     from a2m_server.server import A2MServer
 
-__all__ = ["serve_http", "stdio_command"]
+__all__ = ["Servers", "serve_http", "stdio_command"]
 
 _STARTUP_TIMEOUT = 30.0
 _SHUTDOWN_TIMEOUT = 30.0
@@ -57,7 +65,7 @@ def serve_http(
         log_config=None,  # leave the test process's logging configuration alone
         log_level="warning",
         access_log=False,
-        ws="none",
+        ws="auto",
         lifespan="auto",
         timeout_graceful_shutdown=5,
     )
@@ -93,6 +101,120 @@ def stdio_command(db: str, *extra_args: str) -> list[str]:
     ``stdin=PIPE, stdout=PIPE``. ``extra_args`` are appended, e.g. ``"--read-only"`` or
     ``"--capabilities", "core,keys"``."""
     return [sys.executable, "-m", "a2m_server", "stdio", "--db", db, *extra_args]
+
+
+class Servers:
+    """Fresh A2M servers for one test, all shut down by :meth:`close`.
+
+    Each method makes a new server with its own empty store: :meth:`server` in this
+    process, :meth:`http_url` behind uvicorn on a loopback port, :meth:`stdio_command`
+    as the argv of a subprocess on a database file in a private temporary directory.
+    Server options are a :class:`~a2m_server.config.ServerConfig` and/or the shorthands
+    ``capabilities=`` and ``read_only=``. Closing stops the HTTP servers, closes the
+    servers and removes the temporary directory, in that order; this is what the
+    plugin's fixtures use, and it works as a context manager outside pytest too.
+
+    ```python
+    with Servers() as servers:
+        client = A2MClient(servers.http_url(capabilities=["core", "keys"]))
+    ```
+    """
+
+    def __init__(self) -> None:
+        self._stack = ExitStack()
+        self._workdir: tempfile.TemporaryDirectory[str] | None = None
+        self._names = itertools.count(1)
+        self._closed = False
+
+    def server(
+        self,
+        config: ServerConfig | None = None,
+        *,
+        db: str | Path = ":memory:",
+        capabilities: Iterable[str] | None = None,
+        read_only: bool | None = None,
+    ) -> A2MServer:
+        """A new in-process server: in memory, or on the SQLite file ``db``."""
+        from a2m_server.server import A2MServer
+
+        self._check_open()
+        resolved = server_config(config, capabilities=capabilities, read_only=read_only)
+        return self._stack.enter_context(A2MServer(resolved, db=db))
+
+    def http_url(
+        self,
+        server: A2MServer | None = None,
+        *,
+        config: ServerConfig | None = None,
+        capabilities: Iterable[str] | None = None,
+        read_only: bool | None = None,
+        **app_options: Any,
+    ) -> str:
+        """The base URL (``http://127.0.0.1:PORT/``) of ``server``, or of a new one built
+        from the options, served until :meth:`close`. ``app_options`` go to
+        :func:`a2m_server.bindings.http.create_app`: ``tokens=``, ``allowed_origins=``,
+        ``max_body_bytes=``, ``routes=``."""
+        if server is None:
+            server = self.server(config, capabilities=capabilities, read_only=read_only)
+        elif config is not None or capabilities is not None or read_only is not None:
+            raise TypeError("pass either a server or the options to build one, not both")
+        self._check_open()
+        return self._stack.enter_context(serve_http(server, **app_options))
+
+    def stdio_command(
+        self,
+        config: ServerConfig | None = None,
+        *,
+        capabilities: Iterable[str] | None = None,
+        read_only: bool | None = None,
+    ) -> list[str]:
+        """The argv of a stdio server on a new database file; a configuration other than
+        the default is written to a TOML file beside it and passed as ``--config``. The
+        database is removed by :meth:`close`, so close the clients that spawned the
+        process first."""
+        from a2m_server.config import ServerConfig
+
+        resolved = server_config(config, capabilities=capabilities, read_only=read_only)
+        name = f"stdio-{next(self._names)}"
+        extra: list[str] = []
+        if resolved != ServerConfig():
+            config_file = self._path(f"{name}.toml")
+            config_file.write_text(config_toml(resolved), encoding="utf-8")
+            extra = ["--config", str(config_file)]
+        return stdio_command(str(self._path(f"{name}.db")), *extra)
+
+    def close(self) -> None:
+        """Stop and close everything made here; safe to call twice."""
+        self._closed = True
+        try:
+            self._stack.close()
+        finally:
+            # Last, after every server that may still hold a file in it.
+            if self._workdir is not None:
+                self._workdir.cleanup()
+
+    def __enter__(self) -> Servers:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _path(self, name: str) -> Path:
+        self._check_open()
+        if self._workdir is None:
+            self._workdir = tempfile.TemporaryDirectory(
+                prefix="a2m-test-", ignore_cleanup_errors=True
+            )
+        return Path(self._workdir.name) / name
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("these test servers are closed")
 
 
 def _as_app(app_or_server: Any, app_options: dict[str, Any]) -> Any:

@@ -1,9 +1,12 @@
-"""The HTTP binding (§8.3): an ASGI app serving JSON-RPC by ``POST /`` and the well-known
-profile, behind one gate that applies the Origin policy, bearer auth and transport limits.
+"""The HTTP binding (§8.3): an ASGI app serving JSON-RPC by ``POST /``, the well-known
+profile and the REST binding (``/a2m/v1``), behind one gate that applies the Origin
+policy, bearer auth and transport limits.
 
-Every route, including ones added later through ``routes=``, passes the same gate, in this
-order: Origin (403) → credentials (401) → ``A2M-Protocol-Version`` (400) → body size (413).
-Only then does a request reach the protocol, always on a worker thread."""
+Every route, including ones added later through ``routes=`` and WebSocket ones, passes the
+same gate, in this order: Origin (403) → credentials (401) → ``A2M-Protocol-Version``
+(400) → body size (413). A WebSocket is refused before it is accepted. Only then does a
+request reach the protocol, always on a worker thread. Under ``/a2m/v1`` a refusal
+carries the REST error body (``{"code", "message"}``)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -24,13 +27,21 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from a2m_server.auth import TokenMap
 from a2m_server.dispatch import encode, error_response
 from a2m_server.server import A2MServer
-from a2m_types import PROTOCOL_HEADER, PROTOCOL_VERSION, ErrorCode, is_compatible
+from a2m_types import (
+    DELETED_COUNT_HEADER,
+    PROTOCOL_HEADER,
+    PROTOCOL_VERSION,
+    REST_BASE_PATH,
+    ErrorCode,
+    is_compatible,
+)
 
 from . import utf8
 
 __all__ = [
     "CORS_ALLOWED_HEADERS",
     "CORS_ALLOWED_METHODS",
+    "CORS_EXPOSED_HEADERS",
     "DEFAULT_MAX_BODY_BYTES",
     "WELL_KNOWN_PATH",
     "create_app",
@@ -43,8 +54,9 @@ DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 WELL_KNOWN_PATH = "/.well-known/a2m-server.json"
 """Where the describe result is served (§8.3.3)."""
 
-CORS_ALLOWED_METHODS = ("POST", "GET")
+CORS_ALLOWED_METHODS = ("POST", "GET", "DELETE")
 CORS_ALLOWED_HEADERS = ("Content-Type", "Authorization", PROTOCOL_HEADER)
+CORS_EXPOSED_HEADERS = (DELETED_COUNT_HEADER,)
 
 _PRINCIPAL_SCOPE_KEY = "a2m.principal"
 _ORIGIN = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$")
@@ -57,6 +69,7 @@ def create_app(
     tokens: TokenMap | Mapping[str, str] | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     routes: Iterable[BaseRoute] = (),
+    rest: bool = True,
 ) -> Starlette:
     """The ASGI app for ``server``.
 
@@ -65,8 +78,9 @@ def create_app(
     ``tokens`` turns on bearer authentication: every request must carry a token it maps to
     a principal, from which the protocol derives ``owner``; without it the server is the
     unauthenticated local kind and does not advertise ``scopes``. ``routes`` adds routes
-    (the REST binding's, say) behind the same gate; they read the caller with
-    :func:`principal_of` and find the server at ``request.app.state.a2m_server``."""
+    behind the same gate, ahead of the REST binding's; they read the caller with
+    :func:`principal_of` and find the server at ``request.app.state.a2m_server``.
+    ``rest=False`` leaves the REST binding (``/a2m/v1``) out."""
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be at least 1")
     token_map = tokens if isinstance(tokens, TokenMap) or tokens is None else TokenMap(tokens)
@@ -75,16 +89,22 @@ def create_app(
         tokens=token_map,
         max_body_bytes=max_body_bytes,
     )
+    extra: list[BaseRoute] = []
+    if rest:
+        from a2m_server.rest import rest_routes  # the REST package imports this module
+
+        extra = rest_routes(server, authenticated=token_map is not None)
     app = Starlette(
-        routes=[*_protocol_routes(server), *routes],
+        routes=[*_protocol_routes(server), *routes, *extra],
         middleware=[Middleware(_Gate, policy=policy)],
     )
     app.state.a2m_server = server
     return app
 
 
-def principal_of(request: Request) -> str | None:
-    """The authenticated principal of a request that passed the gate (``None`` without auth)."""
+def principal_of(request: HTTPConnection) -> str | None:
+    """The authenticated principal of a request or WebSocket that passed the gate (``None``
+    without auth)."""
     principal = request.scope.get(_PRINCIPAL_SCOPE_KEY)
     return principal if isinstance(principal, str) else None
 
@@ -192,74 +212,105 @@ class _ClientGone(Exception):
 
 
 class _Gate:
-    """Admits a request to the app, or refuses it at the transport level."""
+    """Admits a request or WebSocket to the app, or refuses it at the transport level."""
 
     def __init__(self, app: ASGIApp, *, policy: _Policy) -> None:
         self.app = app
         self.policy = policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        websocket = scope["type"] == "websocket"
+        # Under /a2m/v1 a refusal has the REST error body; elsewhere the binding's own.
+        rest = scope["path"].startswith(REST_BASE_PATH + "/")
         headers = Headers(scope=scope)
         origin = headers.get("origin")
         if origin is not None:
             if origin.strip().rstrip("/").lower() not in self.policy.origins:
-                await _transport_error(403, "origin not allowed")(scope, receive, send)
+                refusal = _refusal(403, "ORIGIN_NOT_ALLOWED", "origin not allowed", rest=rest)
+                await _refuse(refusal, scope, receive, send)
                 return
-            send = _with_cors(send, origin)
-            if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
-                # A preflight never carries credentials, so it is answered before auth.
-                await _preflight()(scope, receive, send)
-                return
+            if not websocket:
+                send = _with_cors(send, origin)
+                if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+                    # A preflight never carries credentials, so it is answered before auth.
+                    await _preflight()(scope, receive, send)
+                    return
 
         principal: str | None = None
         if self.policy.tokens is not None:
             principal = _authenticate(headers, self.policy.tokens)
             if principal is None:
-                await _unauthorized(headers)(scope, receive, send)
+                await _refuse(_unauthorized(headers, rest=rest), scope, receive, send)
                 return
 
         version = headers.get(PROTOCOL_HEADER)
         if version is not None and not is_compatible(PROTOCOL_VERSION, version.strip()):
-            await _version_refused(version)(scope, receive, send)
+            await _refuse(_version_refused(version, rest=rest), scope, receive, send)
             return
 
-        refusal = self._check_length(headers)
-        if refusal is not None:
-            await refusal(scope, receive, send)
+        scope[_PRINCIPAL_SCOPE_KEY] = principal
+        if websocket:
+            await self.app(scope, receive, send)
+            return
+        refused = self._check_length(headers, rest=rest)
+        if refused is not None:
+            await refused(scope, receive, send)
             return
         try:
             body = await _read_body(receive, self.policy.max_body_bytes)
         except _BodyTooLarge:
-            await self._too_large()(scope, receive, send)
+            await self._too_large(rest=rest)(scope, receive, send)
             return
         except _ClientGone:
             return
-
-        scope[_PRINCIPAL_SCOPE_KEY] = principal
         await self.app(scope, _replay(body, receive), send)
 
-    def _check_length(self, headers: Headers) -> Response | None:
+    def _check_length(self, headers: Headers, *, rest: bool) -> Response | None:
         declared = headers.get("content-length")
         if declared is None:
             return None
         try:
             length = int(declared)
         except ValueError:
-            return _transport_error(400, "invalid Content-Length")
+            return _refusal(400, "INVALID_BODY", "invalid Content-Length", rest=rest)
         if length < 0:
-            return _transport_error(400, "invalid Content-Length")
+            return _refusal(400, "INVALID_BODY", "invalid Content-Length", rest=rest)
         if length > self.policy.max_body_bytes:
-            return self._too_large()
+            return self._too_large(rest=rest)
         return None
 
-    def _too_large(self) -> Response:
+    def _too_large(self, *, rest: bool) -> Response:
         # No "Connection: close": closing a socket with unread body bytes makes the kernel
         # send a reset, which can reach the client before this response does. The server
         # discards whatever of the body still arrives without buffering it.
-        return _transport_error(413, f"request body larger than {self.policy.max_body_bytes} bytes")
+        message = f"request body larger than {self.policy.max_body_bytes} bytes"
+        return _refusal(413, "BODY_TOO_LARGE", message, rest=rest)
+
+
+def _refusal(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    rest: bool,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    if not rest:
+        return _transport_error(status, message, headers=headers)
+    return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
+
+
+async def _refuse(response: Response, scope: Scope, receive: Receive, send: Send) -> None:
+    """Send a refusal; a WebSocket is refused before it is accepted, with the response
+    itself where the server supports that, else with a policy-violation close (which
+    the server answers with 403)."""
+    if scope["type"] != "websocket" or "websocket.http.response" in scope.get("extensions", {}):
+        await response(scope, receive, send)
+    else:
+        await send({"type": "websocket.close", "code": 1008, "reason": ""})
 
 
 def _authenticate(headers: Headers, tokens: TokenMap) -> str | None:
@@ -269,23 +320,32 @@ def _authenticate(headers: Headers, tokens: TokenMap) -> str | None:
     return tokens.principal_for(credentials.strip())
 
 
-def _unauthorized(headers: Headers) -> Response:
+def _unauthorized(headers: Headers, *, rest: bool) -> Response:
     challenge = 'Bearer realm="a2m"'
     if "authorization" in headers:
         challenge += ', error="invalid_token"'
-    return _transport_error(
-        401, "missing or invalid bearer token", headers={"WWW-Authenticate": challenge}
+    return _refusal(
+        401,
+        "UNAUTHORIZED",
+        "missing or invalid bearer token",
+        rest=rest,
+        headers={"WWW-Authenticate": challenge},
     )
 
 
-def _version_refused(version: str) -> Response:
-    refusal = error_response(
-        None,
-        ErrorCode.PROTOCOL_NOT_SUPPORTED,
-        f"this server speaks {PROTOCOL_VERSION}, not {version.strip()!r}",
-        {"supported": [PROTOCOL_VERSION]},
-    )
-    return JSONResponse(refusal, status_code=400)
+def _version_refused(version: str, *, rest: bool) -> Response:
+    message = f"this server speaks {PROTOCOL_VERSION}, not {version.strip()!r}"
+    data = {"supported": [PROTOCOL_VERSION]}
+    if rest:
+        body: dict[str, Any] = {
+            "code": "PROTOCOL_NOT_SUPPORTED",
+            "message": message,
+            "a2m_code": int(ErrorCode.PROTOCOL_NOT_SUPPORTED),
+            "data": data,
+        }
+    else:
+        body = error_response(None, ErrorCode.PROTOCOL_NOT_SUPPORTED, message, data)
+    return JSONResponse(body, status_code=400)
 
 
 def _preflight() -> Response:
@@ -304,6 +364,7 @@ def _with_cors(send: Send, origin: str) -> Send:
         if message["type"] == "http.response.start":
             headers = MutableHeaders(scope=message)
             headers["Access-Control-Allow-Origin"] = origin
+            headers["Access-Control-Expose-Headers"] = ", ".join(CORS_EXPOSED_HEADERS)
             headers.add_vary_header("Origin")
         await send(message)
 

@@ -30,6 +30,10 @@ def record_to_wire(
         "content": record.content,
         "created_at": timestamp(record.created_at),
     }
+    if record.updated_at != record.created_at:
+        # Not a spec field (clients tolerate extra fields, §2): when a key was last
+        # rewritten, which the REST view calls meta.updated_at.
+        out["updated_at"] = timestamp(record.updated_at)
     if record.role is not None:
         out["role"] = record.role
     if record.metadata is not None:

@@ -3,6 +3,7 @@ embeddings §3.7, groups §3.4) and ``memory/forget`` (§4.5)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,15 @@ def _prepare(
                 "index": index,
             },
         )
+    if item.metadata is not None:
+        try:
+            json.dumps(item.metadata, allow_nan=False)
+        except ValueError:
+            # §3.1: metadata that cannot be stored fails the write; it is never dropped.
+            raise ProtocolError.invalid_params(
+                f"records.{index}.metadata holds a number out of JSON's range (such as 1e400)",
+                index=index,
+            ) from None
     tier: str | None = None
     if item.tier is not None:
         # §4.2: silently dropping a caller's placement is a correctness bug, so tier is

@@ -112,6 +112,16 @@ class RecordFilter:
     """Only records carrying a vector."""
     earned_at_least: float | None = None
     """Only records whose ``access_count + salience`` reaches this (promotion)."""
+    key_under: str | None = None
+    """Only keys strictly beneath this prefix, segment-wise ("a/b" matches "a/b/c", never
+    "a/b" itself)."""
+    key_child_of: str | None = None
+    """Only keys exactly one segment beneath this prefix ("a/b" matches "a/b/c", not
+    "a/b/c/d")."""
+    has_uri: bool | None = None
+    """Only records with (True) or without (False) a ``uri``."""
+    any_of: Sequence[RecordFilter] | None = None
+    """At least one of these filters matches too (an empty sequence matches nothing)."""
 
     @property
     def has_session(self) -> bool:

@@ -129,6 +129,9 @@ class _Sql:
         return " AND ".join(self.clauses) if self.clauses else "1"
 
 
+_INT64 = range(-(2**63), 2**63)
+
+
 def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
     """One ``where`` entry (§5.2): equality on a record field, else on a metadata key;
     a list means any of its values."""
@@ -137,6 +140,13 @@ def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
     alternatives: list[str] = []
     params: list[Any] = []
     for value in expected if isinstance(expected, list) else [expected]:
+        if isinstance(value, int) and not isinstance(value, bool) and value not in _INT64:
+            # SQLite holds such an integer (in JSON too) as a REAL; so compare one.
+            try:
+                value = float(value)
+            except OverflowError:
+                alternatives.append("0")  # beyond any stored number
+                continue
         if column is not None:
             if value is None:
                 alternatives.append(f"r.{column} IS NULL")
@@ -203,6 +213,19 @@ def _build_filter(where: RecordFilter, now: int) -> _Sql:
     for name, expected in (where.where or {}).items():
         clause, params = _where_clause(name, expected)
         sql.add(clause, *params)
+    for beneath in (where.key_under, where.key_child_of):
+        if beneath is not None:
+            parent = beneath.rstrip("/")
+            sql.add("(r.key > ? AND r.key < ?)", parent + "/", parent + "0")
+    if where.key_child_of is not None:
+        depth = len(where.key_child_of.rstrip("/")) + 2
+        sql.add("instr(substr(r.key, ?), '/') = 0", depth)
+    if where.has_uri is not None:
+        sql.add("r.uri IS NOT NULL" if where.has_uri else "r.uri IS NULL")
+    if where.any_of is not None:
+        branches = [_build_filter(branch, now) for branch in where.any_of]
+        clause = " OR ".join(f"({branch.text()})" for branch in branches)
+        sql.add(f"({clause or '0'})", *[p for branch in branches for p in branch.params])
     return sql
 
 

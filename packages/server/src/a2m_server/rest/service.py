@@ -1,0 +1,280 @@
+"""What each REST route does to the store, synchronously (the routes run these on worker
+threads).
+
+Nothing here re-implements A2M: writes go through the protocol's own preparation,
+``write_records`` and ``forget`` (same events, ids, key replacement and capacity rules),
+and ranked queries through recall's ranking. What REST adds is addressing by namespace,
+the type and tag filters, TTL and the key-conflict check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from a2m_server import ranking
+from a2m_server.errors import ProtocolError
+from a2m_server.protocol.core import now_ms
+from a2m_server.protocol.reads import _ranked
+from a2m_server.protocol.writes import _prepare, forget, write_records
+from a2m_server.store import RecordFilter, StoredRecord, StoreReader
+from a2m_server.text import query_terms
+from a2m_types import (
+    DEFAULT_LIST_LIMIT,
+    EntryWrite,
+    ErrorCode,
+    ForgetParams,
+    QueryRequest,
+    entry_to_record_input,
+    record_key,
+    split_record_key,
+    ttl_seconds,
+)
+
+from .errors import RestError
+from .view import RestView
+
+__all__ = [
+    "ListOptions",
+    "delete_entries",
+    "delete_entry",
+    "list_entries",
+    "query_entries",
+    "read_entry",
+    "upsert_entry",
+]
+
+
+@dataclass
+class ListOptions:
+    """The filters and page of a list or bulk delete."""
+
+    type: str | None = None
+    tags: list[str] = field(default_factory=list)
+    limit: int = DEFAULT_LIST_LIMIT
+    offset: int = 0
+    recursive: bool = False
+
+
+def _check_limit(view: RestView, requested: int) -> None:
+    maximum = view.proto.config.limits.max_recall_limit
+    if requested > maximum:
+        raise RestError.from_protocol(ProtocolError.quota("max_recall_limit", maximum, requested))
+
+
+def _at_address(
+    reader: StoreReader, view: RestView, namespace: str, key: str
+) -> list[StoredRecord]:
+    """The records the caller can read whose entry is exactly ``(namespace, key)``."""
+    address = record_key(namespace, key)
+    found = reader.select(
+        RecordFilter(where={"key": address}, scope=view.read_scope), embeddings=True
+    )
+    return [
+        r for r in found if split_record_key(address, r.metadata, namespace) == (namespace, key)
+    ]
+
+
+def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[bool, dict[str, Any]]:
+    """Create or replace the entry at ``(namespace, write.key)``; ``(created, entry)``."""
+    proto, ctx = view.proto, view.ctx
+    proto.ensure_writable("memory/remember")
+    view.require("keys", "addressing an entry by key")
+    if write.embedding is not None:
+        view.require("embeddings", "an entry's embedding")
+    if write.type == "external":
+        view.require("external", "an external entry")
+    tiers = view.tier_for_kind
+    if tiers is not None and write.type != "external" and write.type not in tiers:
+        raise RestError("INVALID_TYPE", f"this server has no tier of kind {write.type!r}")
+    item = entry_to_record_input(write, namespace, tier_for_kind=tiers)
+    try:
+        request = _prepare(
+            proto, ctx, item, default_owner=view.owner, default_session=None, index=0
+        )
+    except ProtocolError as exc:
+        if exc.code == ErrorCode.QUOTA_EXCEEDED:
+            limit = proto.config.limits.max_content_length
+            raise RestError(
+                "QUOTA_EXCEEDED",
+                f"the value is {len(item.content)} characters as text; "
+                f"max_content_length is {limit}",
+                a2m_code=exc.code,
+                data=exc.data,
+            ) from None
+        raise
+    ttl = ttl_seconds(write)
+    address = request.new.key
+    assert address is not None
+    with proto.transaction() as writer:
+        current = writer.get_by_key(view.owner, address)
+        if current is not None:
+            held = split_record_key(address, current.metadata, namespace)
+            if held != (namespace, write.key):
+                raise RestError(
+                    "KEY_CONFLICT",
+                    f"A2M key {address!r} is held by entry {held!r}; two entries cannot "
+                    "share one A2M key",
+                    data={"a2m_key": address, "held_by": list(held) if held else None},
+                )
+        now = now_ms()
+        request.new.expires_at = now + ttl * 1000 if ttl else None
+        (record_id,) = write_records(proto, ctx, writer, [request])
+        stored = writer.get([record_id], embeddings=True)
+    if not stored:
+        # Written, then evicted at once by a tier that drops what no longer fits.
+        raise RestError(
+            "QUOTA_EXCEEDED", "the entry was evicted by its tier's capacity as it was written"
+        )
+    return current is None, view.entry_wire(stored[0], hint=namespace)
+
+
+def read_entry(view: RestView, namespace: str, key: str) -> dict[str, Any]:
+    """The entry at ``(namespace, key)``; the caller's own first when owners differ."""
+    view.require("keys", "addressing an entry by key")
+    with view.proto.store.reading() as reader:
+        found = _at_address(reader, view, namespace, key)
+    if not found:
+        raise RestError("ENTRY_NOT_FOUND", f"no entry with key {key!r} in namespace {namespace!r}")
+    chosen = next((r for r in found if r.owner == view.owner), found[0])
+    return view.entry_wire(chosen, hint=namespace)
+
+
+def delete_entry(view: RestView, namespace: str, key: str) -> None:
+    """Delete the caller's entry at ``(namespace, key)`` by ``memory/forget``."""
+    view.proto.ensure_writable("memory/forget")
+    view.require("keys", "addressing an entry by key")
+    with view.proto.store.reading() as reader:
+        found = _at_address(reader, view, namespace, key)
+    mine = [r.id for r in found if view.owner is None or r.owner == view.owner]
+    if found and not mine:
+        raise RestError(
+            "SCOPE_DENIED",
+            f"the entry {key!r} in {namespace!r} belongs to another owner",
+            a2m_code=int(ErrorCode.SCOPE_DENIED),
+        )
+    gone = _forget(view, mine)
+    if not gone:
+        raise RestError("ENTRY_NOT_FOUND", f"no entry with key {key!r} in namespace {namespace!r}")
+
+
+def delete_entries(view: RestView, namespace: str, options: ListOptions) -> int:
+    """Delete every entry of the caller's that the filters select; how many went."""
+    view.proto.ensure_writable("memory/forget")
+    view.require("keys", "addressing entries by namespace")
+    selector = view.selector(
+        namespace,
+        recursive=options.recursive,
+        type_=options.type,
+        tags=options.tags,
+        scope=view.write_scope,
+    )
+    with view.proto.store.reading() as reader:
+        ids = [r.id for r in reader.select(selector)]
+    return _forget(view, ids)
+
+
+def _forget(view: RestView, ids: list[str]) -> int:
+    if not ids:
+        return 0
+    params = ForgetParams.model_validate({"ids": ids})
+    forgotten: int = forget(view.proto, view.ctx, params)["forgotten"]
+    return forgotten
+
+
+def list_entries(view: RestView, namespace: str, options: ListOptions) -> dict[str, Any]:
+    """One page of the namespace, oldest first, with the total and the next offset."""
+    view.require("keys", "addressing entries by namespace")
+    _check_limit(view, options.limit)
+    selector = view.selector(
+        namespace,
+        recursive=options.recursive,
+        type_=options.type,
+        tags=options.tags,
+        scope=view.read_scope,
+    )
+    with view.proto.store.reading() as reader:
+        total = reader.count(selector)
+        page = reader.select(selector, limit=options.limit, offset=options.offset, embeddings=True)
+    end = options.offset + len(page)
+    return {
+        "entries": [view.entry_wire(r) for r in page],
+        "total": total,
+        "next_offset": end if end < total else None,
+    }
+
+
+def query_entries(view: RestView, namespace: str, request: QueryRequest) -> list[dict[str, Any]]:
+    """Entries best first: by vector similarity alone for an ``embedding``, as
+    ``memory/recall`` ranks for a text ``query`` (with or without one)."""
+    proto = view.proto
+    view.require("keys", "addressing entries by namespace")
+    if request.embedding is not None:
+        view.require("embeddings", "a query embedding")
+    _check_limit(view, request.top_k)
+    selector = view.selector(
+        namespace,
+        recursive=request.recursive,
+        type_=request.type,
+        tags=request.tag,
+        scope=view.read_scope,
+    )
+    now = now_ms()
+    with proto.store.reading() as reader:
+        vector = request.embedding
+        if vector is not None and not _comparable(reader, vector):
+            vector = None
+        if request.query is None:
+            ranked = _by_vector(view, reader, selector, vector, request.top_k)
+        else:
+            terms = query_terms(request.query)
+            if terms or vector is not None:
+                ranked = _ranked(proto, reader, selector, terms, vector, request.top_k, now)
+            else:
+                recent = reader.select(selector, order="created_desc", limit=request.top_k)
+                scores = ranking.by_recency([r.created_at for r in recent], now)
+                ranked = list(zip(recent, scores, strict=True))
+        if request.min_score is not None:
+            ranked = [(r, s) for r, s in ranked if s >= request.min_score]
+        ranked = ranked[: request.top_k]
+        with_vectors = {r.id: r for r in reader.get([r.id for r, _ in ranked], embeddings=True)}
+    ranked = [(with_vectors[r.id], s) for r, s in ranked if r.id in with_vectors]
+    if ranked and not proto.config.read_only:
+        # A query is a recall: it counts as an access, as memory/recall does.
+        proto.store.record_access([r.id for r, _ in ranked], now)
+    return [{"entry": view.entry_wire(r), "score": s} for r, s in ranked]
+
+
+def _comparable(reader: StoreReader, vector: list[float]) -> bool:
+    """Whether the store holds vectors to compare ``vector`` with; a wrong width is
+    ``DIMENSION_MISMATCH``, as over JSON-RPC (§3.7)."""
+    width = reader.dimensions()
+    if width is None:
+        return False
+    if len(vector) != width:
+        raise ProtocolError(
+            ErrorCode.EMBEDDING_MISMATCH,
+            f"query embedding has {len(vector)} dimensions; this store's vectors have {width}",
+            {"expected": width, "got": len(vector)},
+        )
+    return True
+
+
+def _by_vector(
+    view: RestView,
+    reader: StoreReader,
+    selector: RecordFilter,
+    vector: list[float] | None,
+    top_k: int,
+) -> list[tuple[StoredRecord, float]]:
+    """Nearest entries by the store's metric; with ``cosine`` the score is the cosine
+    similarity itself, as the draft defines it."""
+    if vector is None:
+        return []
+    hits = reader.nearest(selector, vector, top_k)
+    found = {r.id: r for r in reader.get([record_id for record_id, _ in hits])}
+    cosine = view.proto.config.metric == "cosine"
+    return [
+        (found[record_id], round(2.0 * similarity - 1.0, 6) if cosine else similarity)
+        for record_id, similarity in hits
+        if record_id in found
+    ]

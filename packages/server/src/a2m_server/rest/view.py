@@ -1,0 +1,128 @@
+"""One caller's REST view of the store: who it acts as, how a stored record reads as an
+entry, and the record filters that select a namespace, a type and tags.
+
+The filters follow the reading rules of :mod:`a2m_types.rest` exactly, so what a list or
+query selects is what its entries say about themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from a2m_server.protocol import CallContext, Protocol
+from a2m_server.protocol.wire import record_to_wire
+from a2m_server.store import RecordFilter, Scope, StoredRecord
+from a2m_types import Entry, Record, from_epoch_ms, record_to_entry
+
+from .errors import RestError
+
+__all__ = ["RestView"]
+
+
+@dataclass
+class RestView:
+    """The protocol and one connection's context, seen through the REST mapping."""
+
+    proto: Protocol
+    ctx: CallContext
+
+    @cached_property
+    def owner(self) -> str | None:
+        """Whom writes belong to and reads are scoped for (the principal, with auth)."""
+        return self.proto.acting_owner(self.ctx, None)
+
+    @property
+    def read_scope(self) -> Scope | None:
+        return self.proto.read_scope(self.owner)
+
+    @property
+    def write_scope(self) -> Scope | None:
+        return self.proto.write_scope(self.owner)
+
+    @cached_property
+    def kind_of_tier(self) -> dict[str, str] | None:
+        """Tier name to kind, for the tiers that have one; ``None`` without ``tiers``."""
+        if "tiers" not in self.ctx.capabilities:
+            return None
+        return {t.name: t.kind for t in self.proto.config.tiers if t.kind is not None}
+
+    @cached_property
+    def tier_for_kind(self) -> dict[str, str] | None:
+        """The first tier of each kind: where an entry of that type is written."""
+        if self.kind_of_tier is None:
+            return None
+        found: dict[str, str] = {}
+        for name, kind in self.kind_of_tier.items():
+            found.setdefault(kind, name)
+        return found
+
+    def require(self, capability: str, what: str) -> None:
+        """``501 CAPABILITY_NOT_SUPPORTED`` unless this connection declares ``capability``."""
+        if capability not in self.ctx.capabilities:
+            raise RestError.capability(capability, what)
+
+    def entry(self, stored: StoredRecord, *, hint: str | None = None) -> Entry | None:
+        """How ``stored`` reads over REST (``hint``: the namespace the caller addressed)."""
+        wire = record_to_wire(stored, self.ctx.capabilities, embeddings=True)
+        return record_to_entry(
+            Record.model_validate(wire),
+            namespace_hint=hint,
+            kind_of_tier=self.kind_of_tier,
+            updated_at=from_epoch_ms(stored.updated_at),
+        )
+
+    def entry_wire(self, stored: StoredRecord, *, hint: str | None = None) -> dict[str, Any]:
+        """The entry's JSON; a record that reads as no entry here is a fault (every filter
+        below selects only records with a place over REST)."""
+        entry = self.entry(stored, hint=hint)
+        if entry is None:
+            raise RuntimeError(f"record {stored.id} has no REST address")
+        return entry.to_wire()
+
+    def selector(
+        self,
+        namespace: str,
+        *,
+        recursive: bool,
+        type_: str | None = None,
+        tags: Sequence[str] | None = None,
+        scope: Scope | None,
+    ) -> RecordFilter:
+        """The records whose entries lie in ``namespace`` (or beneath it, ``recursive``),
+        have type ``type_`` and carry every tag in ``tags``, within ``scope``."""
+        base = RecordFilter(scope=scope, tags_all=list(tags) if tags else None)
+        has_uri: bool | None = None
+        type_branches: list[RecordFilter] | None = None
+        if type_ is not None:
+            has_uri, type_branches = self._type_condition(type_)
+        if recursive:
+            # Every key strictly beneath the namespace has a namespace part beneath it.
+            return base.with_(key_under=namespace, has_uri=has_uri, any_of=type_branches)
+        exact = [
+            # Written over REST: the namespace is stated.
+            RecordFilter(key_under=namespace, where={"namespace": namespace}),
+            # Written over JSON-RPC: the namespace is everything before the last "/".
+            RecordFilter(key_child_of=namespace, where={"namespace": None}),
+        ]
+        if type_branches is not None:
+            exact = [branch.with_(any_of=type_branches) for branch in exact]
+        return base.with_(has_uri=has_uri, any_of=exact)
+
+    def _type_condition(self, type_: str) -> tuple[bool, list[RecordFilter] | None]:
+        """``entry_type``'s rule as a filter: a uri makes ``external``; else the tier's
+        kind decides; in a tier without one, ``metadata.type`` (absent reads ``semantic``)."""
+        if type_ == "external":
+            return True, None
+        # A stated type that names no kind (absent, or "external" without a uri) reads semantic.
+        stated: list[Any] = [type_, None, "external"] if type_ == "semantic" else [type_]
+        kinds = self.kind_of_tier
+        if kinds is None:
+            return False, [RecordFilter(where={"type": stated})]
+        kinded = [name for name, kind in kinds.items() if kind == type_]
+        kindless: list[Any] = [t.name for t in self.proto.config.tiers if t.name not in kinds]
+        return False, [
+            RecordFilter(tiers=kinded),
+            RecordFilter(where={"tier": [*kindless, None], "type": stated}),
+        ]
