@@ -219,10 +219,6 @@ def test_5_2_where_on_tier_and_session_fields(peer: Peer) -> None:
 
 
 @pytest.mark.spec("5.2")
-@pytest.mark.xfail(
-    strict=True,
-    reason="server bug: where on created_at / accessed_at never matches (treated as metadata keys)",
-)
 @pytest.mark.parametrize("field", ["created_at", "accessed_at"])
 def test_5_2_where_matches_timestamp_fields_too(peer: Peer, field: str) -> None:
     """§5.2: equality tests run against record *fields* first; ``created_at`` and

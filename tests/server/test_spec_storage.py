@@ -346,11 +346,6 @@ def test_4_7_dropped_records_are_really_gone_from_the_file(
 
 
 @pytest.mark.spec("4.7")
-@pytest.mark.xfail(
-    strict=True,
-    reason="server bug: dropped/forgotten content stays in the file's free pages and FTS "
-    "segments (no secure_delete, no FTS merge)",
-)
 @pytest.mark.parametrize("how", ["dropped", "forgotten"])
 def test_deleted_content_does_not_linger_in_the_file_bytes(tmp_path: Path, how: str) -> None:
     """A stricter reading of issue 2's "really gone": once the server has closed the file,

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-__all__ = ["Params", "WireModel", "capability_field", "field_capabilities"]
+__all__ = ["Count", "Params", "WireModel", "capability_field", "field_capabilities"]
+
+
+def _whole(value: Any) -> Any:
+    # JSON Schema counts 2.0 as an integer; strict params would refuse it, 2.5 stays refused.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Count = Annotated[int, Field(ge=0), BeforeValidator(_whole)]
+"""A non-negative integer param; also accepts a float with no fractional part (``2.0``)."""
 
 
 class WireModel(BaseModel):

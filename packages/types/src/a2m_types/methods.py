@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ._base import Params, WireModel, capability_field
+from ._base import Count, Params, WireModel, capability_field
 from ._time import Timestamp
 from .describe import DescribeResult
 from .events import Event
@@ -89,7 +89,7 @@ class RecallParams(Params):
     """What to rank against; empty means most recent first."""
     tier: str | None = capability_field("tiers")
     """Restrict to one tier."""
-    limit: int | None = Field(default=None, ge=0)
+    limit: Count | None = None
     """Most records to return."""
     where: Where | None = None
     """Equality filter on fields, then metadata (§5.2)."""
@@ -121,7 +121,7 @@ class TimelineParams(Params):
     """``memory/timeline``: records in creation order, oldest first."""
 
     tier: str | None = capability_field("tiers")
-    limit: int | None = Field(default=None, ge=0)
+    limit: Count | None = None
     """Return the most recent ``limit`` records, still oldest first."""
     owner: str | None = capability_field("scopes")
     where: Where | None = None
@@ -274,7 +274,7 @@ class EventsParams(Params):
 
     cursor: str | None = None
     """Opaque position; absent means now (no events, just the head)."""
-    limit: int | None = Field(default=None, ge=0)
+    limit: Count | None = None
     kinds: list[str] | None = None
     owner: str | None = capability_field("scopes")
 
@@ -324,7 +324,7 @@ class SummarizeParams(Params):
     tier: str | None = capability_field("tiers")
     where: Where | None = None
     key_prefix: str | None = capability_field("keys")
-    limit: int | None = Field(default=None, ge=0)
+    limit: Count | None = None
     owner: str | None = capability_field("scopes")
     into: str | None = capability_field("tiers")
     """Destination tier for the summary."""

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AllowInfNan, Field
 
-from ._base import Params, WireModel, capability_field
+from ._base import Count, Params, WireModel, capability_field
 from ._time import Timestamp
 
 __all__ = [
@@ -117,7 +117,7 @@ class PromptOptions(Params):
     """The shape of the text; auto decides from the records."""
     model: str | None = None
     """Which model, when ``method`` is model."""
-    budget: int | None = Field(default=None, ge=0)
+    budget: Count | None = None
     """Maximum characters; whole records are dropped to fit, never cut."""
     cite: bool = False
     """Mark each entry with its source: its uri, else its key."""

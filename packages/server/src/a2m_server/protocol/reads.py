@@ -53,6 +53,7 @@ _CAPABILITY_ORDER = (
     "summarize",
     "prompt",
 )
+_ACCESS_FIELDS = frozenset({"accessed_at", "access_count"})
 _CANDIDATE_POOL = 50
 _CANDIDATE_FACTOR = 4
 
@@ -109,6 +110,8 @@ def _read_filter(
 ) -> RecordFilter:
     if tier is not None:
         proto.tier(ctx, tier)
+    if where and not _ACCESS_FIELDS.isdisjoint(where):
+        proto.store.flush_access()  # buffered recalls must be visible to this filter
     return RecordFilter(
         tier=tier,
         where=where,
@@ -139,7 +142,7 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
             scores = ranking.by_recency([r.created_at for r in records], now)
             ranked = list(zip(records, scores, strict=False))
         else:
-            ranked = _ranked(
+            ranked = rank_candidates(
                 proto, reader, selector, terms, params.embedding if use_vector else None, limit, now
             )
         if params.min_score is not None:
@@ -163,7 +166,7 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
     return _with_prompt(result, options, chronological=False)
 
 
-def _ranked(
+def rank_candidates(
     proto: Protocol,
     reader: StoreReader,
     selector: RecordFilter,

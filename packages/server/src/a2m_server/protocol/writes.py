@@ -12,13 +12,14 @@ from a2m_server.errors import ProtocolError
 from a2m_server.store import NewRecord, RecordFilter, StoreWriter
 from a2m_server.text import query_terms
 from a2m_types import ErrorCode, ForgetParams, RecordInput, RememberParams, new_id
+from a2m_types.rest import MAX_TTL_SECONDS
 
 from .context import CallContext
 from .core import Protocol, now_ms
 from .events import common_owner_and_tier
 from .tiers import enforce_capacity
 
-__all__ = ["WriteRequest", "forget", "remember", "write_records"]
+__all__ = ["WriteRequest", "forget", "prepare_write", "remember", "write_records"]
 
 
 @dataclass
@@ -31,7 +32,7 @@ class WriteRequest:
     explicit_tier: bool
 
 
-def _prepare(
+def prepare_write(
     proto: Protocol,
     ctx: CallContext,
     item: RecordInput,
@@ -96,6 +97,17 @@ def _prepare(
     )
 
 
+def _expiry(metadata: dict[str, Any] | None, now: int) -> int | None:
+    """When a record expires: ``metadata.ttl_s`` seconds after it was last written.
+
+    Not part of A2M 0.1: this server's convention, shared by every binding (REST's
+    ``meta.ttl_s`` travels as exactly this key), so an upsert refreshes the TTL."""
+    ttl = (metadata or {}).get("ttl_s")
+    if isinstance(ttl, int) and not isinstance(ttl, bool) and 0 < ttl <= MAX_TTL_SECONDS:
+        return now + ttl * 1000
+    return None
+
+
 def _check_widths(writer: StoreWriter, requests: Sequence[WriteRequest]) -> int | None:
     """§3.7: the first vector fixes the width; any other width is EMBEDDING_MISMATCH."""
     width = writer.dimensions()
@@ -154,6 +166,7 @@ def write_records(
                 ids.append(landed)
                 continue
         new.created_at = now
+        new.expires_at = _expiry(new.metadata, now)
         _place_in_group(proto, writer, request)
         current = writer.get_by_key(new.owner, new.key) if new.key is not None else None
         if current is not None:
@@ -193,7 +206,7 @@ def remember(proto: Protocol, ctx: CallContext, params: RememberParams) -> dict[
         raise ProtocolError.quota("max_records_per_call", maximum, len(params.records))
     default_owner = proto.acting_owner(ctx, params.owner)
     requests = [
-        _prepare(
+        prepare_write(
             proto,
             ctx,
             item,

@@ -14,8 +14,8 @@ from typing import Any
 from a2m_server import ranking
 from a2m_server.errors import ProtocolError
 from a2m_server.protocol.core import now_ms
-from a2m_server.protocol.reads import _ranked
-from a2m_server.protocol.writes import _prepare, forget, write_records
+from a2m_server.protocol.reads import rank_candidates
+from a2m_server.protocol.writes import forget, prepare_write, write_records
 from a2m_server.store import RecordFilter, StoredRecord, StoreReader
 from a2m_server.text import query_terms
 from a2m_types import (
@@ -27,7 +27,6 @@ from a2m_types import (
     entry_to_record_input,
     record_key,
     split_record_key,
-    ttl_seconds,
 )
 
 from .errors import RestError
@@ -88,7 +87,7 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
         raise RestError("INVALID_TYPE", f"this server has no tier of kind {write.type!r}")
     item = entry_to_record_input(write, namespace, tier_for_kind=tiers)
     try:
-        request = _prepare(
+        request = prepare_write(
             proto, ctx, item, default_owner=view.owner, default_session=None, index=0
         )
     except ProtocolError as exc:
@@ -102,7 +101,6 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
                 data=exc.data,
             ) from None
         raise
-    ttl = ttl_seconds(write)
     address = request.new.key
     assert address is not None
     with proto.transaction() as writer:
@@ -116,8 +114,6 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
                     "share one A2M key",
                     data={"a2m_key": address, "held_by": list(held) if held else None},
                 )
-        now = now_ms()
-        request.new.expires_at = now + ttl * 1000 if ttl else None
         (record_id,) = write_records(proto, ctx, writer, [request])
         stored = writer.get([record_id], embeddings=True)
     if not stored:
@@ -228,7 +224,7 @@ def query_entries(view: RestView, namespace: str, request: QueryRequest) -> list
         else:
             terms = query_terms(request.query)
             if terms or vector is not None:
-                ranked = _ranked(proto, reader, selector, terms, vector, request.top_k, now)
+                ranked = rank_candidates(proto, reader, selector, terms, vector, request.top_k, now)
             else:
                 recent = reader.select(selector, order="created_desc", limit=request.top_k)
                 scores = ranking.by_recency([r.created_at for r in recent], now)

@@ -310,6 +310,10 @@ class Store(ABC):
         with self.writing() as writer:
             writer.touch(ids, at)
 
+    def flush_access(self) -> None:  # noqa: B027 - a hook; writing at once needs none
+        """Make buffered access counts visible to filters (a no-op when nothing is
+        buffered, or for a backend that writes them at once)."""
+
     @abstractmethod
     def close(self) -> None:
         """Release connections and files."""

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from a2m_server.text import index_text
+from a2m_types import parse_timestamp, to_epoch_ms
 
 from .base import (
     EventRow,
@@ -55,6 +56,12 @@ _FIELD_COLUMNS = {
     "media_type": "media_type",
     "salience": "salience",
     "access_count": "access_count",
+}
+# Timestamp fields: a where value is their wire form, compared as epoch milliseconds.
+_TIME_COLUMNS = {
+    "created_at": "created_at",
+    "accessed_at": "accessed_at",
+    "updated_at": "updated_at",
 }
 
 _COLUMNS = (
@@ -139,6 +146,8 @@ def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
     path = _json_path(name)
     alternatives: list[str] = []
     params: list[Any] = []
+    if name in _TIME_COLUMNS:
+        return _time_clause(_TIME_COLUMNS[name], expected)
     for value in expected if isinstance(expected, list) else [expected]:
         if isinstance(value, int) and not isinstance(value, bool) and value not in _INT64:
             # SQLite holds such an integer (in JSON too) as a REAL; so compare one.
@@ -167,6 +176,25 @@ def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
                 "AND json_extract(r.metadata, ?) = ?)"
             )
             params += [path, path, value]
+    return "(" + (" OR ".join(alternatives) or "0") + ")", params
+
+
+def _time_clause(column: str, expected: Any) -> tuple[str, list[Any]]:
+    alternatives: list[str] = []
+    params: list[Any] = []
+    for value in expected if isinstance(expected, list) else [expected]:
+        if value is None:
+            alternatives.append(f"r.{column} IS NULL")
+            continue
+        try:
+            moment = to_epoch_ms(parse_timestamp(value)) if isinstance(value, str) else None
+        except ValueError:
+            moment = None
+        if moment is None:
+            alternatives.append("0")  # not a timestamp: equal to none
+        else:
+            alternatives.append(f"r.{column} = ?")
+            params.append(moment)
     return "(" + (" OR ".join(alternatives) or "0") + ")", params
 
 
@@ -249,6 +277,8 @@ _RECENT_WINDOW = 500
 # they reach the file with the next write, or after this long or this many.
 _ACCESS_FLUSH_SECONDS = 2.0
 _ACCESS_FLUSH_RECORDS = 1000
+# Deletions after which the full-text index is rewritten without their words.
+_PURGE_AFTER_DELETIONS = 5000
 # Document frequencies are estimates: cached, and forgotten after this many writes.
 _FREQUENCY_CACHE_WRITES = 5000
 _FREQUENCY_CACHE_SIZE = 100_000
@@ -402,8 +432,10 @@ class _Reader(StoreReader):
             return []
         sql = _build_filter(where.with_(with_embedding=True), self._now)
         # Over-fetch from the whole index, then keep what passes the filter; fall back to
-        # an exact scan of the allowed rows only when the filter rejects too many.
-        fetch = max(limit * 8, 64)
+        # an exact scan of the allowed rows only when the filter rejects too many. With no
+        # filter only an expired record can be refused, so a small margin is enough.
+        selective = where.with_(with_embedding=False) != RecordFilter()
+        fetch = max(limit * 8, 64) if selective else limit + 8
         candidates = index.search(vector, fetch)
         passed = self._filter_rowids([rowid for rowid, _ in candidates], sql)
         hits = [(passed[rowid], score) for rowid, score in candidates if rowid in passed]
@@ -501,6 +533,7 @@ class _Writer(_Reader, StoreWriter):
         self.vector_removes: set[int] = set()
         self.events_appended = 0
         self.records_written = 0
+        self.records_deleted = 0
 
     def insert(self, records: Sequence[NewRecord]) -> list[int]:
         rowids: list[int] = []
@@ -657,6 +690,7 @@ class _Writer(_Reader, StoreWriter):
         cursor = self._conn.execute(
             "DELETE FROM records WHERE rowid IN (SELECT value FROM json_each(?))", (rowids,)
         )
+        self.records_deleted += cursor.rowcount
         for (rowid,) in rows:
             self.vector_adds.pop(rowid, None)
             self.vector_removes.add(rowid)
@@ -727,6 +761,7 @@ class SQLiteStore(Store):
         self._data_version = self._read_data_version()
         self._frequency: dict[str, int] = {}
         self._frequency_writes = 0
+        self._deletions = 0
         self._access_lock = threading.Lock()
         self._pending_access: dict[str, tuple[int, int]] = {}
         self._pending_since: float | None = None
@@ -746,6 +781,8 @@ class SQLiteStore(Store):
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        # Forgotten means gone: freed pages are zeroed, not left holding the content.
+        conn.execute("PRAGMA secure_delete = ON")
         return conn
 
     def _reader_connection(self) -> sqlite3.Connection:
@@ -795,6 +832,21 @@ class SQLiteStore(Store):
         self._frequency[term] = count
         return count
 
+    def _note_deletions(self, count: int) -> None:
+        """Purge deleted records' words from the full-text index now and then.
+
+        FTS5 only marks a deleted row; its words stay in index segments until those are
+        merged. Rewriting the index (with secure_delete zeroing the freed pages) is what
+        makes forgotten text really gone; it runs every so many deletions and on close."""
+        self._deletions += count
+        if self._deletions >= _PURGE_AFTER_DELETIONS:
+            self._purge_deleted_text()
+
+    def _purge_deleted_text(self) -> None:
+        with self._write_lock:
+            self._writer.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
+            self._deletions = 0
+
     def _note_writes(self, count: int) -> None:
         self._frequency_writes += count
         if self._frequency_writes >= _FREQUENCY_CACHE_WRITES:
@@ -819,6 +871,11 @@ class SQLiteStore(Store):
                 or time.monotonic() - self._pending_since >= _ACCESS_FLUSH_SECONDS
             )
         if due:
+            with self.writing():
+                pass  # writing() applies what is pending
+
+    def flush_access(self) -> None:
+        if self._pending_access:
             with self.writing():
                 pass  # writing() applies what is pending
 
@@ -932,6 +989,7 @@ class SQLiteStore(Store):
                 raise
             self._apply_vector_changes(writer)
             self._note_writes(writer.records_written)
+            self._note_deletions(writer.records_deleted)
             if not self._memory:
                 self._data_version = self._read_data_version()
 
@@ -952,6 +1010,8 @@ class SQLiteStore(Store):
         if self._pending_access:
             with self.writing():
                 pass  # flush buffered access counts
+        if self._deletions:
+            self._purge_deleted_text()
         self._closed = True
         with self._readers_lock:
             for conn in self._readers:
