@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from a2m_server.config import ServerConfig, TierConfig
 from a2m_server.errors import ProtocolError
 from a2m_server.store import Scope, Store, StoreWriter
-from a2m_types import METHODS, ErrorCode, Params, field_capabilities
+from a2m_types import METHODS, ErrorCode, ForgetParams, Params, SummarizeParams, field_capabilities
 
 from .context import CallContext
 
@@ -146,6 +146,22 @@ class Protocol:
         """§2.1: a read-only store refuses every write with READ_ONLY, consistently."""
         if self.config.read_only:
             raise ProtocolError.read_only(method)
+
+    def require_selector(
+        self, method: str, params: ForgetParams | SummarizeParams, why: str
+    ) -> None:
+        """§4.5, §4.15: a call that would otherwise take the whole store needs at least one
+        of ids, query, tier, where or key_prefix."""
+        if (
+            params.ids is None
+            and not params.query
+            and params.tier is None
+            and params.where is None
+            and params.key_prefix is None
+        ):
+            raise ProtocolError.invalid_params(
+                f"{method} needs at least one of ids, query, tier, where or key_prefix; {why}"
+            )
 
     def acting_owner(self, ctx: CallContext, requested: str | None) -> str | None:
         """The owner a call acts as (§6).

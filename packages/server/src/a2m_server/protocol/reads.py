@@ -11,6 +11,8 @@ from a2m_server.prompt import render_prompt
 from a2m_server.store import RecordFilter, StoredRecord, StoreReader
 from a2m_server.text import query_terms
 from a2m_types import (
+    CAPABILITIES,
+    METHODS,
     PROTOCOL_VERSION,
     DescribeParams,
     ErrorCode,
@@ -26,33 +28,8 @@ from .context import CallContext
 from .core import Protocol, now_ms
 from .wire import record_to_wire
 
-__all__ = ["describe", "fetch", "recall", "timeline"]
+__all__ = ["comparable", "describe", "fetch", "rank_candidates", "recall", "timeline"]
 
-_CANONICAL_METHODS = (
-    (
-        "core",
-        ("memory/describe", "memory/remember", "memory/recall", "memory/timeline", "memory/forget"),
-    ),
-    ("tiers", ("memory/promote", "memory/consolidate")),
-    ("salience", ("memory/reinforce",)),
-    ("keys", ("memory/fetch",)),
-    ("sessions", ("memory/session/list", "memory/session/close")),
-    ("events", ("memory/events", "memory/events/subscribe", "memory/events/unsubscribe")),
-    ("summarize", ("memory/summarize",)),
-)
-_CAPABILITY_ORDER = (
-    "core",
-    "tiers",
-    "salience",
-    "scopes",
-    "sessions",
-    "keys",
-    "embeddings",
-    "external",
-    "events",
-    "summarize",
-    "prompt",
-)
 _ACCESS_FIELDS = frozenset({"accessed_at", "access_count"})
 _CANDIDATE_POOL = 50
 _CANDIDATE_FACTOR = 4
@@ -85,7 +62,7 @@ def _with_prompt(
     return result
 
 
-def _embedding_width(reader: StoreReader, vector: list[float]) -> bool:
+def comparable(reader: StoreReader, vector: list[float]) -> bool:
     """Whether ``vector`` can be compared here; EMBEDDING_MISMATCH for a wrong width."""
     width = reader.dimensions()
     if width is None:
@@ -136,7 +113,7 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
     want_vectors = bool(params.embeddings) and "embeddings" in ctx.capabilities
     now = now_ms()
     with proto.store.reading() as reader:
-        use_vector = params.embedding is not None and _embedding_width(reader, params.embedding)
+        use_vector = params.embedding is not None and comparable(reader, params.embedding)
         if not terms and not use_vector:
             records = reader.select(selector, order="created_desc", limit=limit)
             scores = ranking.by_recency([r.created_at for r in records], now)
@@ -257,8 +234,8 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
         )
     caps = ctx.capabilities
     config = proto.config
-    capabilities = [c for c in _CAPABILITY_ORDER if c in caps]
-    methods = [m for cap, names in _CANONICAL_METHODS if cap in caps for m in names]
+    capabilities = [c for c in CAPABILITIES if c in caps]
+    methods = [name for name, spec in METHODS.items() if spec.capability in caps]
     limits = config.limits
     result: dict[str, Any] = {
         "protocol": PROTOCOL_VERSION,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2m_server.errors import ProtocolError
 from a2m_server.store import NewRecord, RecordFilter, StoredRecord
 from a2m_server.summarizer import summarize as extract_summary
 from a2m_server.text import query_terms
@@ -34,17 +33,9 @@ def _summary_tier(proto: Protocol, ctx: CallContext, into: str | None) -> str | 
 def summarize(proto: Protocol, ctx: CallContext, params: SummarizeParams) -> dict[str, Any]:
     """§4.15: read the selected records, write one summary record (or decline)."""
     proto.ensure_writable("memory/summarize")
-    if (
-        params.ids is None
-        and not params.query
-        and params.tier is None
-        and params.where is None
-        and params.key_prefix is None
-    ):
-        raise ProtocolError.invalid_params(
-            "memory/summarize needs at least one of ids, query, tier, where or key_prefix; "
-            "summarizing a whole store must not be the result of an empty request"
-        )
+    proto.require_selector(
+        "memory/summarize", params, "summarizing a whole store must not be that casual"
+    )
     if params.tier is not None:
         proto.tier(ctx, params.tier)
     into = _summary_tier(proto, ctx, params.into)

@@ -224,17 +224,9 @@ def remember(proto: Protocol, ctx: CallContext, params: RememberParams) -> dict[
 def forget(proto: Protocol, ctx: CallContext, params: ForgetParams) -> dict[str, Any]:
     """§4.5: delete what every given selector matches; no selector at all is refused."""
     proto.ensure_writable("memory/forget")
-    if (
-        params.ids is None
-        and not params.query
-        and params.tier is None
-        and params.where is None
-        and params.key_prefix is None
-    ):
-        raise ProtocolError.invalid_params(
-            "memory/forget needs at least one of ids, query, tier, where or key_prefix; "
-            "deleting a whole store must be more deliberate than an empty request"
-        )
+    proto.require_selector(
+        "memory/forget", params, "deleting a whole store must be more deliberate than that"
+    )
     if params.tier is not None:
         proto.tier(ctx, params.tier)
     owner = proto.acting_owner(ctx, params.owner)

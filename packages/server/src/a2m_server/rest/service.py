@@ -14,7 +14,7 @@ from typing import Any
 from a2m_server import ranking
 from a2m_server.errors import ProtocolError
 from a2m_server.protocol.core import now_ms
-from a2m_server.protocol.reads import rank_candidates
+from a2m_server.protocol.reads import comparable, rank_candidates
 from a2m_server.protocol.writes import forget, prepare_write, write_records
 from a2m_server.store import RecordFilter, StoredRecord, StoreReader
 from a2m_server.text import query_terms
@@ -217,7 +217,7 @@ def query_entries(view: RestView, namespace: str, request: QueryRequest) -> list
     now = now_ms()
     with proto.store.reading() as reader:
         vector = request.embedding
-        if vector is not None and not _comparable(reader, vector):
+        if vector is not None and not comparable(reader, vector):
             vector = None
         if request.query is None:
             ranked = _by_vector(view, reader, selector, vector, request.top_k)
@@ -238,21 +238,6 @@ def query_entries(view: RestView, namespace: str, request: QueryRequest) -> list
         # A query is a recall: it counts as an access, as memory/recall does.
         proto.store.record_access([r.id for r, _ in ranked], now)
     return [{"entry": view.entry_wire(r), "score": s} for r, s in ranked]
-
-
-def _comparable(reader: StoreReader, vector: list[float]) -> bool:
-    """Whether the store holds vectors to compare ``vector`` with; a wrong width is
-    ``DIMENSION_MISMATCH``, as over JSON-RPC (§3.7)."""
-    width = reader.dimensions()
-    if width is None:
-        return False
-    if len(vector) != width:
-        raise ProtocolError(
-            ErrorCode.EMBEDDING_MISMATCH,
-            f"query embedding has {len(vector)} dimensions; this store's vectors have {width}",
-            {"expected": width, "got": len(vector)},
-        )
-    return True
 
 
 def _by_vector(
