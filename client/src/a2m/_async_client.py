@@ -40,6 +40,7 @@ from .errors import A2MError
 from .transports import (
     AsyncHTTPTransport,
     AsyncInProcessTransport,
+    AsyncRESTTransport,
     AsyncStdioTransport,
     AsyncTransport,
 )
@@ -119,6 +120,39 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
         return cls(
             transport=AsyncInProcessTransport(server), timeout=timeout, max_retries=max_retries
         )
+
+    @classmethod
+    def rest(
+        cls,
+        base_url: str,
+        *,
+        namespace: str,
+        token: str | None = None,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        http_client: httpx.AsyncClient | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Self:
+        """A client of a server's REST binding (``{base_url}/a2m/v1``), e.g.
+        ``AsyncA2MClient.rest("http://127.0.0.1:8765/", namespace="app/wf-42")``: the same
+        methods, results and errors as over JSON-RPC.
+
+        A server offering every A2M method over REST is used as it is. Against one offering
+        only the REST draft's routes, describe declares what they can carry (``core``,
+        ``keys``, ``embeddings``: remember, recall by embedding or by recency, timeline,
+        fetch, forget) and anything else raises ``CapabilityNotSupported`` unsent; records
+        are entries in ``namespace`` (a valid namespace: ``[a-z0-9_-]`` segments) unless
+        their key names another. Push is not available over REST; :meth:`watch` polls.
+        ``token`` (else ``A2M_TOKEN``) is sent as a bearer token. Nothing touches the
+        network until the first call."""
+        transport = AsyncRESTTransport(
+            base_url,
+            namespace=namespace,
+            token=resolve_token(token),
+            headers=headers,
+            http_client=http_client,
+        )
+        return cls(transport=transport, timeout=timeout, max_retries=max_retries)
 
     # --- the send loop ---------------------------------------------------------------------
 

@@ -38,7 +38,13 @@ from ._config import DEFAULT_MAX_RETRIES, resolve_token, resolve_url
 from ._events import EventCallback, Subscription, Watcher
 from ._types import NOT_GIVEN, NotGiven, Records
 from .errors import A2MError
-from .transports import HTTPTransport, InProcessTransport, StdioTransport, Transport
+from .transports import (
+    HTTPTransport,
+    InProcessTransport,
+    RESTTransport,
+    StdioTransport,
+    Transport,
+)
 from .transports.in_process import ConnectableServer
 
 if TYPE_CHECKING:  # only the transports import httpx at run time
@@ -110,6 +116,39 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
         """A client of a server object in this process (§8.1), such as
         ``a2m_server.server.A2MServer()``; messages still round-trip through JSON."""
         return cls(transport=InProcessTransport(server), timeout=timeout, max_retries=max_retries)
+
+    @classmethod
+    def rest(
+        cls,
+        base_url: str,
+        *,
+        namespace: str,
+        token: str | None = None,
+        timeout: float | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        http_client: httpx.Client | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Self:
+        """A client of a server's REST binding (``{base_url}/a2m/v1``), e.g.
+        ``A2MClient.rest("http://127.0.0.1:8765/", namespace="app/wf-42")``: the same
+        methods, results and errors as over JSON-RPC.
+
+        A server offering every A2M method over REST is used as it is. Against one offering
+        only the REST draft's routes, describe declares what they can carry (``core``,
+        ``keys``, ``embeddings``: remember, recall by embedding or by recency, timeline,
+        fetch, forget) and anything else raises ``CapabilityNotSupported`` unsent; records
+        are entries in ``namespace`` (a valid namespace: ``[a-z0-9_-]`` segments) unless
+        their key names another. Push is not available over REST; :meth:`watch` polls.
+        ``token`` (else ``A2M_TOKEN``) is sent as a bearer token. Nothing touches the
+        network until the first call."""
+        transport = RESTTransport(
+            base_url,
+            namespace=namespace,
+            token=resolve_token(token),
+            headers=headers,
+            http_client=http_client,
+        )
+        return cls(transport=transport, timeout=timeout, max_retries=max_retries)
 
     # --- the send loop ---------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """Transports: how a JSON-RPC request object reaches a server and its response comes back.
 
-One module per binding (HTTP, stdio, in-process); these are the only modules that import
-httpx. Write your own by subclassing :class:`Transport` or :class:`AsyncTransport` and pass
+One module per binding (HTTP, stdio, in-process, REST); these are the only modules that
+import httpx. Write your own by subclassing :class:`Transport` or :class:`AsyncTransport` and pass
 it as ``A2MClient(transport=…)``."""
 
 from ._base import AsyncTransport, NotificationHandler, Transport
@@ -13,17 +13,20 @@ from .in_process import (
     InProcessTransport,
     ServerConnection,
 )
+from .rest import AsyncRESTTransport, RESTTransport
 from .stdio import StdioTransport
 
 __all__ = [
     "AsyncHTTPTransport",
     "AsyncInProcessTransport",
+    "AsyncRESTTransport",
     "AsyncStdioTransport",
     "AsyncTransport",
     "ConnectableServer",
     "HTTPTransport",
     "InProcessTransport",
     "NotificationHandler",
+    "RESTTransport",
     "ServerConnection",
     "StdioTransport",
     "Transport",

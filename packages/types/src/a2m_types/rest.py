@@ -46,6 +46,7 @@ from ._rest_models import (
     validate_key,
     validate_namespace,
 )
+from ._time import format_timestamp
 from .records import Record, RecordInput
 
 __all__ = [
@@ -77,10 +78,12 @@ __all__ = [
     "RestErrorBody",
     "ScoredEntry",
     "a2m_code_for",
+    "entry_to_record",
     "entry_to_record_input",
     "entry_type",
     "key_matches",
     "readable_text",
+    "record_input_to_entry_write",
     "record_key",
     "record_to_entry",
     "rest_error_for",
@@ -280,3 +283,117 @@ def record_to_entry(
         embedding=record.embedding,
         meta=_meta(record, updated_at),
     )
+
+
+# --- the client's direction ------------------------------------------------------------
+
+
+def record_input_to_entry_write(
+    record: RecordInput,
+    namespace_hint: str | None = None,
+    *,
+    kind_of_tier: Mapping[str, str] | None = None,
+) -> tuple[str, EntryWrite]:
+    """The ``(namespace, entry write)`` that stores ``record`` on a REST server: the reverse
+    of :func:`entry_to_record_input`, for a client writing A2M records to the draft's routes.
+
+    - The address is the record's key split by :func:`split_record_key`
+      (``metadata.namespace`` when the key lies under it, else ``namespace_hint`` when it
+      does, else everything before the last ``/``); a record without a key lives at
+      ``(namespace_hint, id)``.
+    - The type is ``external`` for a record with a ``uri``; else the kind of its tier (by
+      ``kind_of_tier``); else ``metadata.type`` when it names one of the four kinds; else
+      ``semantic``.
+    - The value is ``metadata.value`` when present; else, for an external record, its
+      ``uri`` (or ``{"uri", "text"}`` when its content says more than the uri); else its
+      ``content``. A ``content`` that is not the readable text of ``metadata.value`` is
+      therefore not kept: an entry holds only its value.
+    - ``meta`` is ``metadata`` without the reserved keys, plus ``confidence`` from a
+      salience in (0, 1] when ``metadata`` states none.
+
+    Fields an entry has no place for (``id`` beyond the rule above, ``role``, ``group``,
+    ``owner``, ``session``, ``media_type``, and ``tier`` beyond its kind) are not carried;
+    a caller that must not lose them checks first. A record that cannot be an entry (no
+    namespace in its key, a bad namespace or key, a ``metadata`` field of the wrong shape
+    for ``meta``) raises ``ValueError``: :class:`InvalidKey`, :class:`InvalidNamespace`,
+    or pydantic's ``ValidationError``."""
+    metadata = dict(record.metadata or {})
+    if record.key is not None:
+        address = split_record_key(record.key, metadata, namespace_hint)
+        if address is None:
+            raise InvalidKey(
+                f"key {record.key!r} has no namespace part ('namespace/key'), so it "
+                "addresses no entry"
+            )
+        namespace, key = address
+    elif namespace_hint is not None and record.id is not None:
+        namespace, key = namespace_hint, record.id
+    else:
+        raise InvalidKey("a record without a key needs an id and a namespace to be an entry")
+    validate_namespace(namespace)
+    validate_key(key)
+    kind = kind_of_tier.get(record.tier) if kind_of_tier and record.tier else None
+    stated = metadata.get("type")
+    type_: str
+    if record.uri is not None:
+        type_ = "external"
+    elif kind in MEMORY_TYPES and kind != "external":
+        type_ = kind
+    elif stated in MEMORY_TYPES and stated != "external":
+        type_ = stated
+    else:
+        type_ = "semantic"
+    value: Any
+    if "value" in metadata:
+        value = metadata["value"]
+    elif record.uri is not None:
+        said = record.content not in ("", record.uri)
+        value = {"uri": record.uri, "text": record.content} if said else record.uri
+    else:
+        value = record.content
+    meta = {k: v for k, v in metadata.items() if k not in RESERVED_METADATA_KEYS}
+    salience = record.salience
+    if "confidence" not in meta and salience is not None and 0 < salience <= 1:
+        meta["confidence"] = salience
+    write = EntryWrite.model_validate(
+        {
+            "key": key,
+            "type": type_,
+            "value": value,
+            "embedding": record.embedding,
+            "meta": EntryMetaWrite.model_validate(meta) if meta else None,
+        }
+    )
+    return namespace, write
+
+
+def entry_to_record(entry: Entry, *, score: float | None = None) -> Record:
+    """The A2M record an entry read from a REST server stands for: what
+    :func:`entry_to_record_input` makes of it, with the entry's ``id``, ``meta.created_at``
+    as ``created_at``, ``meta.updated_at`` as ``updated_at`` when it is later (as the
+    server's own records carry it), and ``score`` when the entry came from a query.
+
+    ``meta`` fields at their defaults (no tags, nulls) add nothing to ``metadata``. An
+    entry that cannot be a record (a bad namespace or key, an ``external`` value that is
+    no reference, neither timestamp) raises ``ValueError``."""
+    meta = entry.meta.model_dump(exclude_defaults=True)
+    write = EntryWrite.model_validate(
+        {
+            "key": entry.key,
+            "type": entry.type,
+            "value": entry.value,
+            "embedding": entry.embedding or None,
+            "meta": EntryMetaWrite.model_validate(meta) if meta else None,
+        }
+    )
+    created = entry.meta.created_at or entry.meta.updated_at
+    if created is None:
+        raise ValueError(f"entry {entry.key!r} carries no meta.created_at")
+    wire = entry_to_record_input(write, entry.namespace).to_wire()
+    wire.update(id=entry.id, created_at=format_timestamp(created))
+    updated = entry.meta.updated_at
+    if updated is not None and updated > created:
+        wire["updated_at"] = format_timestamp(updated)
+    if score is not None:
+        wire["score"] = score
+    return Record.model_validate(wire)

@@ -70,6 +70,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     routes: Iterable[BaseRoute] = (),
     rest: bool = True,
+    rest_methods: bool = True,
 ) -> Starlette:
     """The ASGI app for ``server``.
 
@@ -80,7 +81,10 @@ def create_app(
     unauthenticated local kind and does not advertise ``scopes``. ``routes`` adds routes
     behind the same gate, ahead of the REST binding's; they read the caller with
     :func:`principal_of` and find the server at ``request.app.state.a2m_server``.
-    ``rest=False`` leaves the REST binding (``/a2m/v1``) out."""
+    ``rest=False`` leaves the REST binding (``/a2m/v1``) out; ``rest_methods=False`` serves
+    only the REST draft's own routes there (entries, query, subscribe), answering
+    ``memory:{method}`` and the OpenAPI document ``404 NOT_FOUND`` as a server implementing
+    the draft alone would."""
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be at least 1")
     token_map = tokens if isinstance(tokens, TokenMap) or tokens is None else TokenMap(tokens)
@@ -93,7 +97,7 @@ def create_app(
     if rest:
         from a2m_server.rest import rest_routes  # the REST package imports this module
 
-        extra = rest_routes(server, authenticated=token_map is not None)
+        extra = rest_routes(server, authenticated=token_map is not None, methods=rest_methods)
     app = Starlette(
         routes=[*_protocol_routes(server), *routes, *extra],
         middleware=[Middleware(_Gate, policy=policy)],
