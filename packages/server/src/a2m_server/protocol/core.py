@@ -221,12 +221,12 @@ class Protocol:
             expired = writer.expire(now)
             if expired:
                 owners = {record.owner for record in expired}
+                payload: dict[str, Any] = {"count": len(expired)}
+                if len(owners) == 1:  # named only to whoever could have recalled them
+                    payload["ids"] = [record.id for record in expired]
+                    payload["keys"] = [r.key for r in expired if r.key is not None]
                 writer.append_event(
-                    "expired",
-                    now,
-                    {"count": len(expired), "ids": [record.id for record in expired]},
-                    owners.pop() if len(owners) == 1 else None,
-                    None,
+                    "expired", now, payload, owners.pop() if len(owners) == 1 else None, None
                 )
             yield writer
         self.events.publish()

@@ -249,7 +249,9 @@ def forget(proto: Protocol, ctx: CallContext, params: ForgetParams) -> dict[str,
         event_owner, event_tier, single_owner = common_owner_and_tier(targets, owner)
         payload: dict[str, Any] = {"count": forgotten}
         if single_owner:
-            # Ids are only shown to whoever could have recalled them (§4.12).
+            # Ids are only shown to whoever could have recalled them (§4.12); keys too,
+            # so a watcher can tell which addressed fact went.
             payload["ids"] = [record.id for record in targets]
+            payload["keys"] = [record.key for record in targets if record.key is not None]
         writer.append_event("forgotten", now_ms(), payload, event_owner, event_tier)
     return {"forgotten": forgotten}
