@@ -60,9 +60,10 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
 
     ``A2MClient("http://127.0.0.1:8765/")`` speaks JSON-RPC over HTTP (``A2M_URL`` when no
     URL is given); :meth:`stdio` spawns a server process; :meth:`in_process` calls a server
-    object in this process. Nothing touches the network until the first call, which runs
-    ``memory/describe`` once first. Every call has a timeout (30 s unless told otherwise)
-    and is retried up to ``max_retries`` times where that cannot duplicate a write."""
+    object in this process; :meth:`rest` speaks the REST binding. Nothing touches the
+    network until the first call, which runs ``memory/describe`` once first. Every call has
+    a timeout (30 s unless told otherwise) and is retried up to ``max_retries`` times where
+    that cannot duplicate a write."""
 
     def __init__(
         self,
