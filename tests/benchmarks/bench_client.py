@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import itertools
 import math
@@ -40,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from importlib import metadata
@@ -373,6 +375,103 @@ async def async_http(
     return tallies
 
 
+# --- 2b. the same, across a network --------------------------------------------------------
+
+NETWORK_DELAY = 0.005
+"""One-way delay of the stand-in network: 10 ms round trips, as between two hosts of a region."""
+
+
+class DelayProxy:
+    """A TCP proxy on loopback that holds every chunk ``delay`` seconds in each direction:
+    a network between client and server, so calls wait on I/O as they do in production."""
+
+    def __init__(self, upstream_port: int, delay: float) -> None:
+        self.upstream_port = upstream_port
+        self.delay = delay
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.port = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        self.ready.wait(10)
+        return f"http://127.0.0.1:{self.port}/"
+
+    def __exit__(self, *exc: object) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        server = self.loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", 0))
+        self.port = server.sockets[0].getsockname()[1]
+        self.ready.set()
+        self.loop.run_forever()
+        server.close()
+        pending = asyncio.all_tasks(self.loop)
+        for task in pending:
+            task.cancel()
+        self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self.loop.run_until_complete(server.wait_closed())
+        self.loop.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        # Cancelled when the proxy shuts down: a quiet end, not an error to report.
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        for end in (writer, up_writer):
+            end.close()
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def receive() -> None:
+            while data := await reader.read(65536):
+                await queue.put((loop.time() + self.delay, data))
+            await queue.put((loop.time() + self.delay, b""))
+
+        async def deliver() -> None:
+            while True:
+                due, data = await queue.get()
+                await asyncio.sleep(max(0.0, due - loop.time()))
+                if not data:
+                    writer.close()
+                    return
+                writer.write(data)
+                await writer.drain()
+
+        with contextlib.suppress(ConnectionError):
+            await asyncio.gather(receive(), deliver())
+
+
+async def across_network(url: str, queries: list[str], rounds: int) -> dict[str, Tally]:
+    """Sequential vs gathered recalls through :class:`DelayProxy`, default client."""
+    batch = queries[:CONCURRENCY]
+    client = AsyncA2MClient(url)
+    await client.recall(batch[0], limit=TOP_K)  # negotiate, untimed
+
+    async def sequential() -> None:
+        for query in batch:
+            await client.recall(query, limit=TOP_K)
+
+    async def concurrent() -> None:
+        await asyncio.gather(*(client.recall(query, limit=TOP_K) for query in batch))
+
+    variants = {"sequential": sequential, f"gather {CONCURRENCY}": concurrent}
+    tallies = {name: Tally(None) for name in variants}
+    for index in range(rounds):
+        for name in rotated(list(variants), index):
+            tally = tallies[name]
+            mark = tally.start()
+            await variants[name]()
+            tally.blocks.append(len(batch) / tally.stop(mark, len(batch)))
+    await client.aclose()
+    return tallies
+
+
 # --- 3. in-process ------------------------------------------------------------------------
 
 
@@ -514,6 +613,17 @@ def main() -> None:
                 f"  {label:<36} speedup {speedups[label]:4.2f}x; CPU-bound ceiling on an idle "
                 f"{cpus}-core machine {serial / overlapped:4.2f}x"
             )
+
+        delay_ms = NETWORK_DELAY * 1000
+        print(
+            f"\n== 2b. the same {CONCURRENCY} recalls across a network ({delay_ms:.0f} ms each way, "
+            "a delaying TCP proxy) =="
+        )
+        with DelayProxy(server.port, NETWORK_DELAY) as proxied:
+            networked = asyncio.run(across_network(proxied, queries, max(3, args.batches // 2)))
+        for name, tally in networked.items():
+            print(f"{name:<20} {p50(tally.blocks):5.0f} calls/s")
+        network_speedup = paired_ratio(networked[f"gather {CONCURRENCY}"], networked["sequential"])
     finally:
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
@@ -541,6 +651,10 @@ def main() -> None:
             f"2. gather {CONCURRENCY} / sequential, {label:<36} {speedup:5.2f}x  target ≥ 3  "
             f"{target(speedup >= 3)}"
         )
+    print(
+        f"2b. gather {CONCURRENCY} / sequential across {NETWORK_DELAY * 1000:.0f} ms each way"
+        f"{'':<17} {network_speedup:5.2f}x  target ≥ 3  {target(network_speedup >= 3)}"
+    )
     print(
         f"3. in-process A2MClient.recall overhead: {over_handle * us:+.0f} µs/call over "
         f"connection.handle(text) ({paired_ratio(typed, handle):.2f}x), "
