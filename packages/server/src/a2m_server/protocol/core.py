@@ -18,6 +18,7 @@ from a2m_server.store import Scope, Store, StoreWriter
 from a2m_types import METHODS, ErrorCode, ForgetParams, Params, SummarizeParams, field_capabilities
 
 from .context import CallContext
+from .events import deletion_event
 
 __all__ = ["Protocol", "now_ms"]
 
@@ -220,13 +221,8 @@ class Protocol:
             now = now_ms()
             expired = writer.expire(now)
             if expired:
-                owners = {record.owner for record in expired}
-                payload: dict[str, Any] = {"count": len(expired)}
-                if len(owners) == 1:  # named only to whoever could have recalled them
-                    payload["ids"] = [record.id for record in expired]
-                    payload["keys"] = [r.key for r in expired if r.key is not None]
-                writer.append_event(
-                    "expired", now, payload, owners.pop() if len(owners) == 1 else None, None
-                )
+                # Filed by owner only, as before: an expiry names no tier.
+                payload, owner, _ = deletion_event(expired, None)
+                writer.append_event("expired", now, payload, owner, None)
             yield writer
         self.events.publish()

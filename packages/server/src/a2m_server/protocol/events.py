@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EventHub",
-    "common_owner_and_tier",
+    "deletion_event",
     "poll_events",
     "subscribe",
     "unsubscribe",
@@ -43,17 +43,21 @@ _DEFAULT_POLL_LIMIT = 100
 _MAX_POLL_LIMIT = 1000
 
 
-def common_owner_and_tier(
+def deletion_event(
     records: Sequence[StoredRecord], fallback_owner: str | None
-) -> tuple[str | None, str | None, bool]:
-    """The owner and tier to file a coalesced event under, and whether all the records
-    share one owner (only then may the event name them)."""
+) -> tuple[dict[str, Any], str | None, str | None]:
+    """The payload of one coalesced deletion event (a forget, an expiry), and the owner
+    and tier to file it under. Ids and keys are named only when one owner held all the
+    records: only then could every receiver have recalled them (§4.12)."""
     owners = {r.owner for r in records}
     tiers = {r.tier for r in records}
-    single = len(owners) <= 1
     owner = next(iter(owners)) if len(owners) == 1 else (fallback_owner if not records else None)
     tier = next(iter(tiers)) if len(tiers) == 1 else None
-    return owner, tier, single
+    payload: dict[str, Any] = {"count": len(records)}
+    if len(owners) <= 1:
+        payload["ids"] = [r.id for r in records]
+        payload["keys"] = [r.key for r in records if r.key is not None]
+    return payload, owner, tier
 
 
 def event_to_wire(row: EventRow) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from a2m_types.rest import MAX_TTL_SECONDS
 
 from .context import CallContext
 from .core import Protocol, now_ms
-from .events import common_owner_and_tier
+from .events import deletion_event
 from .tiers import enforce_capacity
 
 __all__ = ["WriteRequest", "forget", "prepare_write", "remember", "write_records"]
@@ -246,12 +246,6 @@ def forget(proto: Protocol, ctx: CallContext, params: ForgetParams) -> dict[str,
         else:
             targets = writer.select(selector)
         forgotten = writer.delete([record.id for record in targets])
-        event_owner, event_tier, single_owner = common_owner_and_tier(targets, owner)
-        payload: dict[str, Any] = {"count": forgotten}
-        if single_owner:
-            # Ids are only shown to whoever could have recalled them (§4.12); keys too,
-            # so a watcher can tell which addressed fact went.
-            payload["ids"] = [record.id for record in targets]
-            payload["keys"] = [record.key for record in targets if record.key is not None]
+        payload, event_owner, event_tier = deletion_event(targets, owner)
         writer.append_event("forgotten", now_ms(), payload, event_owner, event_tier)
     return {"forgotten": forgotten}
