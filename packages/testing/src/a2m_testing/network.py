@@ -89,8 +89,8 @@ class _Guard:
             return lookup(host, *args, **kwargs)
 
         self._originals = {"connect": connect, "connect_ex": connect_ex, "lookup": lookup}
-        socket.socket.connect = guarded_connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
+        socket.socket.connect = guarded_connect  # type: ignore[method-assign,assignment]
+        socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign,assignment]
         socket.getaddrinfo = guarded_lookup
 
     def remove(self) -> None:
