@@ -11,9 +11,10 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+from chromadb.api.types import EmbeddingFunction
 from crewai import BaseLLM
 from crewai.rag.embeddings.providers.custom.embedding_callable import CustomEmbeddingFunction
-from pydantic import Field
+from pydantic import Field, model_validator
 
 DIMENSIONS = 64
 FINAL = "Thought: I now know the final answer\nFinal Answer: "
@@ -34,8 +35,12 @@ def embed(texts: Sequence[str]) -> list[list[float]]:
     return [embed_one(text) for text in texts]
 
 
-class HashEmbedding(CustomEmbeddingFunction):
-    """:func:`embed` as the embedding class a crew's ``embedder`` spec names."""
+class HashEmbedding(CustomEmbeddingFunction, EmbeddingFunction):  # type: ignore[type-arg]
+    """:func:`embed` as the embedding class a crew's ``embedder`` spec names (CrewAI's
+    validator wants chromadb's protocol among its bases)."""
+
+    def __init__(self, **_config: Any) -> None:
+        pass
 
     def __call__(self, input: Sequence[str]) -> Any:
         return embed(input)
@@ -51,6 +56,14 @@ class ScriptedLLM(BaseLLM):
     categories: list[str] = Field(default_factory=lambda: ["ops"])
     scope: str = "/"
     prompts: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named(cls, data: Any) -> Any:
+        # BaseLLM insists on a model name in the input itself.
+        if isinstance(data, dict):
+            data.setdefault("model", "scripted")
+        return data
 
     def call(
         self,
