@@ -117,6 +117,7 @@ def test_a_crew_recalls_records_written_without_vectors(a2m_http_url: str) -> No
     prompt = "\n".join(_agent_prompts(llm.prompts))
     assert theirs in prompt
     assert "source_framework: langchain" in prompt
+    assert "Deploy keys live in the vault under ops/keys." in prompt  # no key: scope "/"
 
     # The same crew on a plain Memory hands the storage only a vector: those records stay unseen.
     plain_llm = ScriptedLLM(answer="ok")

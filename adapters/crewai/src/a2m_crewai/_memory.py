@@ -70,20 +70,30 @@ class A2MMemory(Memory):
         include_private: bool = False,
     ) -> list[MemoryMatch]:
         """``Memory.recall``, with the query's words and the asking source carried down to
-        every search it makes."""
+        every search it makes.
+
+        A deep recall searches only the child scopes of its scope, so records that sit at
+        the scope itself (a raw client's, with no key, sit at ``/``) would never be
+        found; one shallow search over the whole scope joins it, and the best ``limit``
+        of both are returned."""
         token = current_recall().set(RecallContext(query, source, include_private))
         try:
-            return super().recall(
-                query,
-                scope=scope,
-                categories=categories,
-                limit=limit,
-                depth=depth,
-                source=source,
-                include_private=include_private,
-            )
+            options: dict[str, Any] = {
+                "scope": scope,
+                "categories": categories,
+                "limit": limit,
+                "source": source,
+                "include_private": include_private,
+            }
+            found = super().recall(query, depth=depth, **options)
+            if depth != "deep":
+                return found
+            whole = super().recall(query, depth="shallow", **options)
         finally:
             current_recall().reset(token)
+        best: dict[str, MemoryMatch] = {match.record.id: match for match in whole}
+        best.update((match.record.id, match) for match in found)
+        return sorted(best.values(), key=lambda match: match.score, reverse=True)[:limit]
 
 
 def _storage(
