@@ -166,3 +166,28 @@ def test_reset(pair: tuple[Any, Any]) -> None:
     both(pair, lambda s: s.reset())
     assert both(pair, lambda s: s.count()) == 0
     assert both(pair, lambda s: s.list_scopes("/")) == []
+
+
+@pytest.mark.anyio
+async def test_async_members_alike(
+    storage_factory: Callable[..., A2MStorage], tmp_path: Path
+) -> None:
+    a2m = storage_factory()
+    lance = LanceDBStorage(path=tmp_path / "lance-async", compact_every=0)
+    try:
+        for backend in (a2m, lance):
+            await backend.asave(records())
+        query = embed_one("the deploy")
+        for options in ({}, {"scope_prefix": "/crew"}, {"categories": ["ops"], "limit": 2}):
+            assert ids(await a2m.asearch(query, **options)) == ids(  # type: ignore[arg-type]
+                await lance.asearch(query, **options)  # type: ignore[arg-type]
+            )
+        for criteria in (
+            {"record_ids": ["rec-0"]},
+            {"metadata_filter": {"team": "blue"}},
+            {"older_than": BASE + timedelta(days=2)},
+            {},
+        ):
+            assert await a2m.adelete(**criteria) == await lance.adelete(**criteria)  # type: ignore[arg-type]
+    finally:
+        await a2m.aclose()
