@@ -27,6 +27,7 @@ from ._mapping import (
 )
 
 __all__ = [
+    "DeletePlan",
     "ListingCapped",
     "QueryTexts",
     "RecallContext",
@@ -39,6 +40,7 @@ __all__ = [
     "listing_params",
     "newest_first",
     "search_plan",
+    "searched",
 ]
 
 OWN: dict[str, Any] = {"source_framework": FRAMEWORK}
