@@ -3,6 +3,7 @@ and a listing that reaches the server's cap says so."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import pytest
@@ -64,3 +65,11 @@ def test_a_listing_at_the_cap_warns(a2m_http_server_factory: object) -> None:
     with pytest.warns(ListingCapped, match="max_recall_limit"):
         assert len(storage.list_records()) == 5
     storage.close()
+
+
+def test_copies_of_a_storage_are_the_storage(storage_factory: Callable[..., A2MStorage]) -> None:
+    # A handle on a shared server. (CrewAI 1.15's Memory.__deepcopy__ itself fails on
+    # Python 3.11: it passes threading.Lock, a function there, to isinstance.)
+    storage = storage_factory()
+    assert copy.deepcopy(storage) is storage
+    assert copy.copy(storage) is storage

@@ -343,6 +343,14 @@ class A2MStorage:
 
     # --- lifetime ------------------------------------------------------------------------
 
+    def __copy__(self) -> A2MStorage:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> A2MStorage:
+        # A handle on a shared server: copies of a Memory (a crew's copy(), kickoff_for_each)
+        # keep writing to the same store through the same clients.
+        return self
+
     def close(self) -> None:
         """Close the sync client if this storage made it (a caller's client stays open)."""
         if self._owns_client:
