@@ -45,7 +45,7 @@ os.environ.update(
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_client import ServerProcess  # noqa: E402
+from bench_client import ServerProcess, process_cpu  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -115,12 +115,14 @@ def make_records(count: int, seed: int) -> list[MemoryRecord]:
     ]
 
 
-def save_rate(storage: Any, records: list[MemoryRecord], batch: int) -> float:
-    """Records per second saving ``records`` in batches of ``batch``."""
-    started = time.perf_counter()
+def save_rate(storage: Any, records: list[MemoryRecord], batch: int) -> tuple[float, float]:
+    """Records per second saving ``records`` in batches of ``batch``, and this process's
+    CPU seconds per 1,000 records while doing it."""
+    started, cpu = time.perf_counter(), time.process_time()
     for offset in range(0, len(records), batch):
         storage.save(records[offset : offset + batch])
-    return len(records) / (time.perf_counter() - started)
+    elapsed, used = time.perf_counter() - started, time.process_time() - cpu
+    return len(records) / elapsed, used * 1000 / len(records)
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -139,6 +141,8 @@ def main() -> None:
     servers: list[ServerProcess] = []
     try:
         rates: dict[str, list[float]] = {"a2m": [], "lancedb": []}
+        cpus: dict[str, list[float]] = {"a2m": [], "lancedb": []}
+        server_cpus: list[float] = []
         stores: dict[str, Any] = {}
         for round_number in range(options.rounds):
             records = make_records(options.records, seed=round_number)
@@ -150,7 +154,13 @@ def main() -> None:
             lance = LanceDBStorage(path=work / f"lance-{round_number}", compact_every=0)
             order = [("a2m", a2m), ("lancedb", lance)]
             for name, storage in order if round_number % 2 == 0 else order[::-1]:
-                rates[name].append(save_rate(storage, records, options.batch))
+                before = process_cpu(server.pid)
+                rate, cpu = save_rate(storage, records, options.batch)
+                rates[name].append(rate)
+                cpus[name].append(cpu)
+                if name == "a2m":
+                    served = process_cpu(server.pid) - before
+                    server_cpus.append(served * 1000 / len(records))
             if stores:
                 stores["a2m"].close()
             stores = {"a2m": a2m, "lancedb": lance}
@@ -174,7 +184,8 @@ def main() -> None:
                 latencies[name].append(time.perf_counter() - started)
                 assert len(found) == LIMIT, (name, len(found))
         a2m.close()
-        _report(options, rates, latencies)
+        cpus["a2m server"] = server_cpus
+        _report(options, rates, cpus, latencies)
     finally:
         for server in servers:
             server.stop()
@@ -190,6 +201,7 @@ def _hybrid(storage: A2MStorage, vector: list[float], text: str) -> list[Any]:
 def _report(
     options: argparse.Namespace,
     rates: dict[str, list[float]],
+    cpus: dict[str, list[float]],
     latencies: dict[str, list[float]],
 ) -> None:
     print(
@@ -199,7 +211,10 @@ def _report(
     save = {name: statistics.median(values) for name, values in rates.items()}
     print("save (records/s, median of rounds):")
     for name, rate in save.items():
-        print(f"  {name:<9} {rate:9.0f}   rounds: {', '.join(f'{r:.0f}' for r in rates[name])}")
+        rounds = ", ".join(f"{r:.0f}" for r in rates[name])
+        cpu = statistics.median(cpus[name])
+        print(f"  {name:<9} {rate:9.0f}   this process {cpu:.2f} s CPU/1000   rounds: {rounds}")
+    print(f"  the A2M server process: {statistics.median(cpus['a2m server']):.2f} s CPU/1000")
     print(f"  A2M / LanceDB: {save['a2m'] / save['lancedb']:.2f}x the rate")
     print("search latency (ms):")
     for name, samples in latencies.items():
