@@ -6,7 +6,9 @@ storage, on the same records in the same run. Prints figures; it is not a pass/f
 
 1. ``save``: ``--records`` records with 384-dimensional unit embeddings, in batches of
    ``--batch``, into a fresh store each round (A2M: a server database file, LanceDB: a
-   folder); records/s, the median over ``--rounds`` rounds, the two backends alternating.
+   folder); records/s, the median over ``--rounds`` rounds, the two backends alternating,
+   with the CPU seconds per 1,000 records of this process and of the A2M server process
+   (on a shared machine wall time waits on other work; CPU says what each side costs).
 2. ``search``: ``--searches`` queries (``limit=10``) on the filled stores, A2M and LanceDB
    interleaved query by query so both see the same load; p50 and p99 latency. A2M is
    searched twice: by vector alone (what ``StorageBackend.search`` is handed) and by
