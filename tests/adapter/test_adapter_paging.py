@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 import respx
 
@@ -324,3 +325,35 @@ async def test_a_foreign_or_tampered_cursor_is_invalid_params(
     finally:
         await kit.close()
         await other.close()
+
+
+def test_a_server_that_repeats_its_cursor_cannot_make_a_listing_loop() -> None:
+    """A faulty server answering every page with the cursor it was given: the listing ends,
+    marked truncated, rather than asking for ever."""
+    asked: list[Any] = []
+
+    def answer(request: Any) -> Any:
+        message = json.loads(request.content)
+        params = message.get("params") or {}
+        if message["method"] == "memory/describe":
+            result: dict[str, Any] = {
+                "protocol": "a2m/0.1",
+                "name": "stuck",
+                "capabilities": ["core", "keys"],
+                "methods": ["memory/describe", "memory/timeline", "memory/fetch"],
+                "timeline": {"cursor": True},
+            }
+        else:
+            asked.append(params.get("cursor"))
+            result = {"records": [], "next_cursor": "stuck"}
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    with respx.mock(assert_all_called=False) as router:
+        router.post("http://stuck.test/").mock(side_effect=answer)
+        with A2MClient("http://stuck.test/") as client:
+            iterator = A2MAdapter(client, "acme").iter_entries()
+            assert list(iterator) == []
+            assert iterator.truncated
+            page = A2MAdapter(client, "acme").list(cursor="")
+            assert page.truncated
+    assert asked == ["", "stuck", "", "stuck"], "two calls each, then it stops"

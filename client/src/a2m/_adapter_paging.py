@@ -153,6 +153,7 @@ def page_at(plan: Listing, layout: Layout, cursor: str, limit: int) -> Flow[Entr
         )
     entries: list[Entry] = []
     position: str | None = cursor
+    truncated = False
     for _ in range(MAX_CALLS_PER_PAGE):
         if position is None or len(entries) >= limit:
             break
@@ -160,7 +161,8 @@ def page_at(plan: Listing, layout: Layout, cursor: str, limit: int) -> Flow[Entr
         found = yield from page(plan, layout, position, size)
         entries += found.entries
         position = found.next_cursor
-    return EntryList(entries=entries, total=len(entries), next_cursor=position)
+        truncated = truncated or found.truncated
+    return EntryList(entries=entries, total=len(entries), next_cursor=position, truncated=truncated)
 
 
 class EntryIterator(Iterator[Entry]):
