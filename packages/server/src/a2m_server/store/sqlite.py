@@ -257,6 +257,15 @@ def _build_filter(where: RecordFilter, now: int) -> _Sql:
     return sql
 
 
+_COUNTED_FILTER = RecordFilter()
+
+
+def _only_tier_and_scope(where: RecordFilter) -> bool:
+    """Whether ``where`` conditions on nothing but one tier and an owner scope, which the
+    kept counts answer."""
+    return where.with_(tier=None, scope=None) == _COUNTED_FILTER
+
+
 def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) -> None:
     if scope.include_shared:
         clause = f"({owner_column} = ? OR {owner_column} IS NULL"
@@ -350,6 +359,8 @@ class _Reader(StoreReader):
         return records
 
     def count(self, where: RecordFilter) -> int:
+        if where.tier is not None and _only_tier_and_scope(where):
+            return self._kept_counts(where).get(where.tier, 0)
         sql = _build_filter(where, self._now)
         row = self._conn.execute(
             f"SELECT count(*) FROM records AS r WHERE {sql.text()}", sql.params
@@ -357,12 +368,41 @@ class _Reader(StoreReader):
         return int(row[0])
 
     def count_by_tier(self, where: RecordFilter) -> dict[str, int]:
+        if _only_tier_and_scope(where):
+            return self._kept_counts(where)
         sql = _build_filter(where, self._now)
         rows = self._conn.execute(
             f"SELECT r.tier, count(*) FROM records AS r WHERE {sql.text()} GROUP BY r.tier",
             sql.params,
         ).fetchall()
         return {tier: count for tier, count in rows if tier is not None}
+
+    def _kept_counts(self, where: RecordFilter) -> dict[str, int]:
+        """Records per tier from the counts the triggers keep (schema v2), less those
+        expired but not yet purged: exact, in time independent of the store's size."""
+        kept = _Sql()
+        if where.tier is not None:
+            kept.add("r.tier = ?", where.tier)
+        if where.scope is not None:
+            _add_scope(kept, where.scope, owner_column="r.owner", tier_column="r.tier")
+        counts: dict[str, int] = {}
+        for tier, n in self._conn.execute(
+            f"SELECT r.tier, sum(r.n) FROM record_counts AS r WHERE {kept.text()} GROUP BY r.tier",
+            kept.params,
+        ):
+            counts[tier] = int(n)
+        expired = _Sql()
+        expired.add(
+            "r.expires_at IS NOT NULL AND r.expires_at <= ? AND r.tier IS NOT NULL", self._now
+        )
+        expired.clauses += kept.clauses
+        expired.params += kept.params
+        for tier, n in self._conn.execute(
+            f"SELECT r.tier, count(*) FROM records AS r WHERE {expired.text()} GROUP BY r.tier",
+            expired.params,
+        ):
+            counts[tier] = counts.get(tier, 0) - int(n)
+        return {tier: n for tier, n in counts.items() if n > 0}
 
     def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
         sql = _build_filter(where, self._now)
