@@ -239,7 +239,7 @@ def forget(proto: Protocol, ctx: CallContext, params: ForgetParams) -> dict[str,
     )
     with proto.transaction() as writer:
         if params.query:
-            terms = query_terms(params.query)
+            terms = query_terms(params.query, keep_stop_words=True)
             # Forget takes what mentions *every* term: deleting is no place for "any of".
             matches = writer.lexical(selector, terms, None, match_all=True) if terms else []
             targets = writer.get([record_id for record_id, _ in matches])

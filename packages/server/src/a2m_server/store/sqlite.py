@@ -23,6 +23,7 @@ import numpy as np
 from a2m_server.text import index_text
 from a2m_types import parse_timestamp, to_epoch_ms
 
+from . import _fts
 from .base import (
     EventRow,
     NewRecord,
@@ -278,10 +279,6 @@ def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) 
         sql.add(f"{owner_column} = ?", scope.owner)
 
 
-# Postings BM25 may walk per query (a few milliseconds), and how many of the most
-# recent matches are ranked when a query has only very common terms.
-_POSTING_BUDGET = 2000
-_RECENT_WINDOW = 500
 # Access counts are buffered, because every write makes readers re-read their pages;
 # they reach the file with the next write, or after this long or this many.
 _ACCESS_FLUSH_SECONDS = 2.0
@@ -290,12 +287,6 @@ _ACCESS_FLUSH_RECORDS = 1000
 _PURGE_AFTER_DELETIONS = 5000
 # Document frequencies are estimates: cached, and forgotten after this many writes.
 _FREQUENCY_CACHE_WRITES = 5000
-_FREQUENCY_CACHE_SIZE = 100_000
-
-
-def _fts_query(terms: Sequence[str], *, match_all: bool = False) -> str:
-    joiner = " AND " if match_all else " OR "
-    return joiner.join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 class _Reader(StoreReader):
@@ -424,45 +415,16 @@ class _Reader(StoreReader):
             return []
         sql = _build_filter(where, self._now)
         if match_all:
-            return self._bm25(_fts_query(terms, match_all=True), sql, limit)
-        # BM25 costs time in proportion to the postings it walks. Rank over the rarest
-        # terms that fit a posting budget; terms beyond it are so common that their
-        # weight in BM25 is small (the classic max-document-frequency cut). When even
-        # the rarest term is that common, rank only its most recent matches.
-        frequency = {term: self._store._document_frequency(self._conn, term) for term in terms}
-        present = sorted((t for t in terms if frequency[t] > 0), key=lambda t: frequency[t])
-        if not present:
-            return []
-        kept: list[str] = []
-        postings = 0
-        for term in present:
-            if kept and postings + frequency[term] > _POSTING_BUDGET:
-                break
-            kept.append(term)
-            postings += frequency[term]
-        if postings <= _POSTING_BUDGET:
-            return self._bm25(_fts_query(kept), sql, limit)
-        rows = self._conn.execute(
-            "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
-            "JOIN records AS r ON r.rowid = records_fts.rowid "
-            f"WHERE records_fts MATCH ? AND {sql.text()} "
-            "ORDER BY records_fts.rowid DESC LIMIT ?",
-            [_fts_query(kept), *sql.params, _RECENT_WINDOW],
-        ).fetchall()
-        rows.sort(key=lambda row: row[1])
-        if limit is not None:
-            rows = rows[:limit]
-        return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
-
-    def _bm25(self, match: str, sql: _Sql, limit: int | None) -> list[tuple[str, float]]:
-        rows = self._conn.execute(
-            "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
-            "JOIN records AS r ON r.rowid = records_fts.rowid "
-            f"WHERE records_fts MATCH ? AND {sql.text()} ORDER BY rank LIMIT ?",
-            [match, *sql.params, -1 if limit is None else limit],
-        ).fetchall()
-        # bm25() is negative, more negative is better.
-        return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
+            return _fts.bm25(
+                self._conn,
+                _fts.match_expression(terms, match_all=True),
+                sql.text(),
+                sql.params,
+                limit,
+            )
+        return _fts.ranked_search(
+            self._conn, self._store._terms, terms, sql.text(), sql.params, limit
+        )
 
     def nearest(
         self, where: RecordFilter, vector: Sequence[float], limit: int
@@ -770,7 +732,9 @@ class SQLiteStore(Store):
 
     ``path`` is a file (created if missing) or ``":memory:"`` for a private, throw-away
     store. ``metric`` is how vectors are compared; ``event_retention`` how many events
-    the log keeps."""
+    the log keeps; ``posting_budget`` how many postings lexical ranking walks exactly
+    before it ranks only the rarest terms or the newest matches (``None``: every match,
+    exact BM25; see :mod:`a2m_server.store._fts`)."""
 
     def __init__(
         self,
@@ -779,6 +743,7 @@ class SQLiteStore(Store):
         metric: str = "cosine",
         event_retention: int = 10_000,
         busy_timeout_ms: int = 10_000,
+        posting_budget: int | None = _fts.POSTING_BUDGET,
     ) -> None:
         self.path = str(path)
         self.metric = metric
@@ -794,12 +759,13 @@ class SQLiteStore(Store):
             Path(self.path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect()
         migrate(self._writer)
+        _fts.ensure_index(self._writer)
         self._store_id = self._ensure_store_id()
         self._index: VectorIndex | None = None
         self._index_loaded = False
         self._index_lock = threading.Lock()
         self._data_version = self._read_data_version()
-        self._frequency: dict[str, int] = {}
+        self._terms = _fts.TermStats(posting_budget)
         self._frequency_writes = 0
         self._deletions = 0
         self._access_lock = threading.Lock()
@@ -857,21 +823,6 @@ class SQLiteStore(Store):
 
     # --- term statistics ---------------------------------------------------------------
 
-    def _document_frequency(self, conn: sqlite3.Connection, term: str) -> int:
-        """How many records contain ``term``, counted up to just past the posting budget."""
-        cached = self._frequency.get(term)
-        if cached is not None:
-            return cached
-        row = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
-            (_fts_query([term]), _POSTING_BUDGET + 1),
-        ).fetchone()
-        count = int(row[0])
-        if len(self._frequency) >= _FREQUENCY_CACHE_SIZE:
-            self._frequency.clear()
-        self._frequency[term] = count
-        return count
-
     def _note_deletions(self, count: int) -> None:
         """Purge deleted records' words from the full-text index now and then.
 
@@ -890,7 +841,7 @@ class SQLiteStore(Store):
     def _note_writes(self, count: int) -> None:
         self._frequency_writes += count
         if self._frequency_writes >= _FREQUENCY_CACHE_WRITES:
-            self._frequency.clear()
+            self._terms.clear()
             self._frequency_writes = 0
 
     # --- access counts -----------------------------------------------------------------
@@ -953,7 +904,7 @@ class SQLiteStore(Store):
             version = self._read_data_version()
             if version != self._data_version:
                 self._data_version = version
-                self._frequency.clear()
+                self._terms.clear()
                 with self._index_lock:
                     self._index = None
                     self._index_loaded = False

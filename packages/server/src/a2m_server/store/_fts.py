@@ -1,0 +1,260 @@
+"""The SQLite full-text index: what it holds, how it is rebuilt, and how it is searched.
+
+The index holds :func:`a2m_server.text.index_text` of each record (the analyser's terms,
+space-separated) and FTS5 splits on the spaces; queries are the analyser's
+:func:`~a2m_server.text.query_terms`. Relevance is FTS5's BM25 (k1 1.2, b 0.75) of the
+terms OR-ed, with three additions:
+
+- a query term of five letters or more that the index does not hold is taken as a typo
+  and replaced by the indexed term one edit away (insertion, deletion, substitution or
+  swap of neighbours) that most records hold, starting with the same letter;
+- a term of :data:`PREFIX_MIN` letters or more matches every indexed term that begins
+  with it less its last letter (``allergi`` → ``allerg*`` meets ``allergic``'s
+  ``allerg``), which joins the endings a stemmer leaves apart;
+- the posting budget: BM25 walks every posting of every term, so the rarest terms whose
+  postings fit :data:`POSTING_BUDGET` are ranked exactly and terms beyond it, too common
+  to weigh much in BM25, are left out; when even the rarest is beyond it, the most
+  recent quarter-budget of matches is ranked. ``posting_budget=None`` on the
+  store ranks every match exactly (slower on large stores; the benchmark measures both).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Sequence
+
+from a2m_server.text import ANALYZER, index_text
+
+__all__ = [
+    "POSTING_BUDGET",
+    "PREFIX_MIN",
+    "RECENT_WINDOW_DIVISOR",
+    "TermStats",
+    "ensure_index",
+    "ranked_search",
+]
+
+log = logging.getLogger("a2m_server.store")
+
+POSTING_BUDGET = 2000
+RECENT_WINDOW_DIVISOR = 4
+"""The newest matches ranked when every term is beyond the budget: budget / this."""
+PREFIX_MIN = 6
+TYPO_MIN = 5
+_CACHE_SIZE = 100_000
+_REBUILD_BATCH = 5000
+
+FTS_DDL = (
+    "CREATE VIRTUAL TABLE records_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 0')"
+)
+VOCAB_DDL = "CREATE VIRTUAL TABLE IF NOT EXISTS records_vocab USING fts5vocab (records_fts, row)"
+
+
+def ensure_index(conn: sqlite3.Connection) -> None:
+    """Rebuild the full-text index when it was built by another analyser (a file written
+    by an earlier release), once, under the write lock, logging progress."""
+    if _analyzer(conn) == ANALYZER:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _analyzer(conn) != ANALYZER:
+            _rebuild(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _analyzer(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def _rebuild(conn: sqlite3.Connection) -> None:
+    total = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    if total:
+        log.info("rebuilding the full-text index for %s: %d records", ANALYZER, total)
+    conn.execute("DROP TABLE IF EXISTS records_vocab")
+    conn.execute("DROP TABLE IF EXISTS records_fts")
+    conn.execute(FTS_DDL)
+    conn.execute(VOCAB_DDL)
+    done, last = 0, -1
+    while True:
+        rows = conn.execute(
+            "SELECT rowid, content FROM records WHERE rowid > ? ORDER BY rowid LIMIT ?",
+            (last, _REBUILD_BATCH),
+        ).fetchall()
+        if not rows:
+            break
+        conn.executemany(
+            "INSERT INTO records_fts (rowid, body) VALUES (?, ?)",
+            [(rowid, index_text(content)) for rowid, content in rows],
+        )
+        done += len(rows)
+        last = rows[-1][0]
+        log.info("full-text index: %d of %d records", done, total)
+    if total:
+        conn.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer', ?)", (ANALYZER,))
+
+
+def phrase(term: str) -> str:
+    """``term`` as an FTS5 string (quoted, so no term is ever read as syntax)."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_expression(terms: Sequence[str], *, match_all: bool = False) -> str:
+    return (" AND " if match_all else " OR ").join(phrase(t) for t in terms)
+
+
+def _edits(a: str, b: str) -> int:
+    """Optimal string alignment distance, giving up past 1 (all that is asked)."""
+    if abs(len(a) - len(b)) > 1:
+        return 2
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > 1:
+            return 2
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+class TermStats:
+    """Document frequencies and typo corrections, cached until enough writes land.
+
+    Frequencies are counted only up to just past the posting budget, which is all the
+    budget needs to know."""
+
+    def __init__(self, posting_budget: int | None) -> None:
+        self.posting_budget = posting_budget
+        self._frequency: dict[str, int] = {}
+        self._corrections: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._frequency.clear()
+            self._corrections.clear()
+
+    def frequency(self, conn: sqlite3.Connection, expression: str) -> int:
+        cached = self._frequency.get(expression)
+        if cached is not None:
+            return cached
+        cap = -1 if self.posting_budget is None else self.posting_budget + 1
+        row = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
+            (expression, cap),
+        ).fetchone()
+        count = int(row[0])
+        with self._lock:
+            if len(self._frequency) >= _CACHE_SIZE:
+                self._frequency.clear()
+            self._frequency[expression] = count
+        return count
+
+    def correction(self, conn: sqlite3.Connection, term: str) -> str | None:
+        """The indexed term one edit from ``term`` that most records hold, if any."""
+        if term in self._corrections:
+            return self._corrections[term]
+        best: tuple[int, str] | None = None
+        first = term[0]
+        upper = first[:-1] + chr(ord(first[-1]) + 1)
+        for candidate, documents in conn.execute(
+            "SELECT term, doc FROM records_vocab WHERE term >= ? AND term < ?", (first, upper)
+        ):
+            if abs(len(candidate) - len(term)) > 1 or candidate == term:
+                continue
+            if _edits(term, candidate) <= 1 and (best is None or documents > best[0]):
+                best = (int(documents), str(candidate))
+        found = None if best is None else best[1]
+        with self._lock:
+            if len(self._corrections) >= _CACHE_SIZE:
+                self._corrections.clear()
+            self._corrections[term] = found
+        return found
+
+
+def _expression(term: str) -> str:
+    if len(term) >= PREFIX_MIN and term.isalpha():
+        return phrase(term[:-1]) + "*"
+    return phrase(term)
+
+
+def expressions_for(conn: sqlite3.Connection, stats: TermStats, terms: Sequence[str]) -> list[str]:
+    """The FTS5 expressions a ranked search looks for: each term, widened to its stem's
+    other endings when long enough, corrected when the index holds nothing like it."""
+    out: list[str] = []
+    for term in terms:
+        expression = _expression(term)
+        if stats.frequency(conn, expression) == 0 and len(term) >= TYPO_MIN and term.isalpha():
+            corrected = stats.correction(conn, term)
+            if corrected is None:
+                continue
+            expression = _expression(corrected)
+        out.append(expression)
+    return list(dict.fromkeys(out))
+
+
+def ranked_search(
+    conn: sqlite3.Connection,
+    stats: TermStats,
+    terms: Sequence[str],
+    where_sql: str,
+    where_params: Sequence[object],
+    limit: int | None,
+) -> list[tuple[str, float]]:
+    """(id, BM25 relevance) pairs, best first, for records matching any of ``terms``."""
+    expressions = expressions_for(conn, stats, terms)
+    frequency = {e: stats.frequency(conn, e) for e in expressions}
+    present = sorted((e for e in expressions if frequency[e] > 0), key=lambda e: frequency[e])
+    if not present:
+        return []
+    budget = stats.posting_budget
+    kept: list[str] = []
+    postings = 0
+    for expression in present:
+        if budget is not None and kept and postings + frequency[expression] > budget:
+            break
+        kept.append(expression)
+        postings += frequency[expression]
+    match = " OR ".join(kept)
+    if budget is None or postings <= budget:
+        return bm25(conn, match, where_sql, where_params, limit)
+    rows = conn.execute(
+        "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
+        "JOIN records AS r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH ? AND {where_sql} "
+        "ORDER BY records_fts.rowid DESC LIMIT ?",
+        [match, *where_params, max(budget // RECENT_WINDOW_DIVISOR, 1)],
+    ).fetchall()
+    rows.sort(key=lambda row: row[1])
+    if limit is not None:
+        rows = rows[:limit]
+    return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
+
+
+def bm25(
+    conn: sqlite3.Connection,
+    match: str,
+    where_sql: str,
+    where_params: Sequence[object],
+    limit: int | None,
+) -> list[tuple[str, float]]:
+    """Exact BM25 over every record matching ``match`` and the filter."""
+    rows = conn.execute(
+        "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
+        "JOIN records AS r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH ? AND {where_sql} ORDER BY rank LIMIT ?",
+        [match, *where_params, -1 if limit is None else limit],
+    ).fetchall()
+    # bm25() is negative, more negative is better.
+    return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
