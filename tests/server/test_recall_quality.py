@@ -135,6 +135,21 @@ def test_the_exact_ranking_is_one_setting_away(tmp_path: Path) -> None:
         store.close()
 
 
+def test_exact_ranking_is_a_configuration_key_and_a_flag(tmp_path: Path) -> None:
+    from a2m_server.cli import _config, _parser
+    from a2m_server.config import ServerConfig, config_from_mapping
+
+    assert config_from_mapping({"exact_ranking": True}).exact_ranking
+    with A2MServer(ServerConfig(exact_ranking=True), db=tmp_path / "exact.db") as server:
+        assert isinstance(server.store, SQLiteStore)
+        assert server.store._terms.posting_budget is None
+    with A2MServer(db=tmp_path / "budget.db") as server:
+        assert isinstance(server.store, SQLiteStore)
+        assert server.store._terms.posting_budget is not None
+    assert _config(_parser().parse_args(["serve", "--exact-ranking"])).exact_ranking
+    assert not _config(_parser().parse_args(["serve"])).exact_ranking
+
+
 # --- hybrid fusion ------------------------------------------------------------------------
 
 TOPICS = {"weather": 0, "cooking": 1, "finance": 2, "travel": 3}

@@ -107,6 +107,10 @@ class ServerConfig:
     """Most source records one summarize call reads."""
     reinforce_amount: float = 1.0
     """Salience added by reinforce when no amount is given."""
+    exact_ranking: bool = False
+    """Rank every lexical match by exact BM25 instead of within the posting budget: the
+    same order on stores where some query word is rare, much slower where every query
+    word is in a large share of the records (``tests/benchmarks/bench_quality.py``)."""
 
     def __post_init__(self) -> None:
         unknown = set(self.capabilities) - set(CAPABILITIES)

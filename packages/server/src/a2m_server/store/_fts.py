@@ -11,19 +11,23 @@ terms OR-ed, with three additions:
 - a term of :data:`PREFIX_MIN` letters or more matches every indexed term that begins
   with it less its last letter (``allergi`` → ``allerg*`` meets ``allergic``'s
   ``allerg``), which joins the endings a stemmer leaves apart;
-- the posting budget: BM25 walks every posting of every term, so the rarest terms whose
-  postings fit :data:`POSTING_BUDGET` are ranked exactly and terms beyond it, too common
-  to weigh much in BM25, are left out; when even the rarest is beyond it, the most
-  recent quarter-budget of matches is ranked. ``posting_budget=None`` on the
+- the posting budget: BM25 walks every posting of every term, so only records holding
+  one of the rarest terms whose postings fit :data:`POSTING_BUDGET` are candidates, each
+  scored exactly by the whole query (the common terms included); records holding
+  nothing but terms beyond the budget, whose BM25 weight is small, are left out. When
+  even the rarest term is beyond it, the most recent quarter-budget of matches is
+  ranked. ``posting_budget=None`` on the
   store ranks every match exactly (slower on large stores; the benchmark measures both).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 from a2m_server.text import ANALYZER, index_text
 
@@ -43,6 +47,8 @@ RECENT_WINDOW_DIVISOR = 4
 """The newest matches ranked when every term is beyond the budget: budget / this."""
 PREFIX_MIN = 6
 TYPO_MIN = 5
+RESCORE_POOL = 200
+"""Records holding a kept term that are rescored with the common terms' share."""
 _CACHE_SIZE = 100_000
 _REBUILD_BATCH = 5000
 
@@ -161,6 +167,20 @@ class TermStats:
             self._frequency[expression] = count
         return count
 
+    def exact_frequency(self, conn: sqlite3.Connection, expression: str) -> int:
+        """How many records match ``expression``, counted to the end (for BM25's idf)."""
+        key = "=" + expression
+        cached = self._frequency.get(key)
+        if cached is not None:
+            return cached
+        row = conn.execute(
+            "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?", (expression,)
+        ).fetchone()
+        count = int(row[0])
+        with self._lock:
+            self._frequency[key] = count
+        return count
+
     def correction(self, conn: sqlite3.Connection, term: str) -> str | None:
         """The indexed term one edit from ``term`` that most records hold, if any."""
         if term in self._corrections:
@@ -228,7 +248,10 @@ def ranked_search(
         postings += frequency[expression]
     match = " OR ".join(kept)
     if budget is None or postings <= budget:
-        return bm25(conn, match, where_sql, where_params, limit)
+        dropped = present[len(kept) :]
+        if not dropped:
+            return bm25(conn, match, where_sql, where_params, limit)
+        return _with_common_terms(conn, stats, match, dropped, where_sql, where_params, limit)
     rows = conn.execute(
         "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
         "JOIN records AS r ON r.rowid = records_fts.rowid "
@@ -240,6 +263,87 @@ def ranked_search(
     if limit is not None:
         rows = rows[:limit]
     return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
+
+
+# FTS5's bm25() constants, which the rescoring below must match.
+K1 = 1.2
+B = 0.75
+
+
+def _with_common_terms(
+    conn: sqlite3.Connection,
+    stats: TermStats,
+    match: str,
+    dropped: Sequence[str],
+    where_sql: str,
+    where_params: Sequence[object],
+    limit: int | None,
+) -> list[tuple[str, float]]:
+    """The best records holding a kept term, rescored with the dropped terms' share of
+    BM25 added, computed here as FTS5 computes it (the same N, average length, document
+    frequency and term frequency), so their order is the full query's."""
+    pool = RESCORE_POOL if limit is None else max(RESCORE_POOL, 4 * limit)
+    rows = conn.execute(
+        "SELECT r.id, bm25(records_fts) AS rank, records_fts.body FROM records_fts "
+        "JOIN records AS r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH ? AND {where_sql} ORDER BY rank LIMIT ?",
+        [match, *where_params, pool],
+    ).fetchall()
+    totals = _averages(conn)
+    if totals is None or not rows:
+        return [(record_id, max(-rank, 0.0)) for record_id, rank, _ in rows][:limit]
+    documents, tokens = totals
+    average = tokens / documents if documents else 1.0
+    weights = []
+    for expression in dropped:
+        hits = stats.exact_frequency(conn, expression)
+        idf = math.log((documents - hits + 0.5) / (hits + 0.5))
+        weights.append((_matcher(expression), idf if idf > 0 else 1e-6))
+    scored = []
+    for record_id, rank, body in rows:
+        terms = body.split()
+        norm = K1 * (1 - B + B * len(terms) / average)
+        counts = Counter(terms)
+        score = -rank
+        for matches, idf in weights:
+            tf = sum(n for term, n in counts.items() if matches(term))
+            if tf:
+                score += idf * tf * (K1 + 1) / (tf + norm)
+        scored.append((record_id, max(score, 0.0)))
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    return scored if limit is None else scored[:limit]
+
+
+def _matcher(expression: str) -> Callable[[str], bool]:
+    """What index terms an expression made by :func:`_expression` matches."""
+    if expression.endswith("*"):
+        prefix = expression[1:-2].replace('""', '"')
+        return lambda term: term.startswith(prefix)
+    exact = expression[1:-1].replace('""', '"')
+    return lambda term: term == exact
+
+
+def _averages(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    """FTS5's committed row count and token total (its "averages" record), as bm25() reads
+    them."""
+    row = conn.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return None
+    blob: bytes = row[0]
+    documents, at = _varint(blob, 0)
+    tokens, _ = _varint(blob, at)
+    return documents, tokens
+
+
+def _varint(blob: bytes, at: int) -> tuple[int, int]:
+    """SQLite's varint: seven bits a byte, high bit set to continue, the ninth byte whole."""
+    value = 0
+    for i in range(8):
+        byte = blob[at + i]
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value, at + i + 1
+    return (value << 8) | blob[at + 8], at + 9
 
 
 def bm25(
