@@ -1,5 +1,5 @@
 """Tunes the lexical ranking's knobs on the tuning half of the memory-QA set (never on the
-held-out half): the prefix widening of long stems, typo correction, and the share of the
+held-out half): typo correction, and the share of the
 score that relevance keeps against recency and salience. Prints one line per setting.
 
     uv run python tests/benchmarks/recall_quality/tune.py"""
@@ -18,7 +18,6 @@ from evaluate import load, scores, server_rankings
 from a2m_server import ranking
 from a2m_server.store import _fts
 
-PREFIX_MIN = [5, 6, 7, 99]
 TYPO_MIN = [4, 5, 99]
 RELEVANCE_SHARE = [0.6, 0.8, 0.9, 1.0]
 
@@ -26,17 +25,15 @@ RELEVANCE_SHARE = [0.6, 0.8, 0.9, 1.0]
 def main() -> None:
     records, questions = load("tune")
     workdir = Path(tempfile.mkdtemp(prefix="a2m-tune-"))
-    print(f"{'prefix_min':>10} {'typo_min':>8} {'relevance':>9} {'R@1':>6} {'R@5':>6} {'MRR':>6}")
-    for prefix_min, typo_min, share in itertools.product(PREFIX_MIN, TYPO_MIN, RELEVANCE_SHARE):
-        _fts.PREFIX_MIN = prefix_min
+    print(f"{'typo_min':>8} {'relevance':>9} {'R@1':>6} {'R@5':>6} {'MRR':>6}")
+    for typo_min, share in itertools.product(TYPO_MIN, RELEVANCE_SHARE):
         _fts.TYPO_MIN = typo_min
         ranking.RELEVANCE_SHARE = share
         ranking.RECENCY_SHARE = ranking.SALIENCE_SHARE = (1 - share) / 2
         ranked, _ = server_rankings(records, questions, workdir)
         s = scores(questions, ranked)
         print(
-            f"{prefix_min:>10} {typo_min:>8} {share:>9.2f} {s['R@1']:6.3f} {s['R@5']:6.3f} "
-            f"{s['MRR']:6.3f}",
+            f"{typo_min:>8} {share:>9.2f} {s['R@1']:6.3f} {s['R@5']:6.3f} {s['MRR']:6.3f}",
             flush=True,
         )
 

@@ -48,6 +48,7 @@ _CJK = (
 )
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORD = re.compile(rf"[^\W_]+|[{_CJK}]+", re.UNICODE)
+_PLAIN_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CYRILLIC = re.compile("[\u0400-\u04ff]")
 _LATIN = re.compile("[a-z]")
 
@@ -128,6 +129,11 @@ def _units(text: str, *, for_query: bool) -> list[tuple[str, str]]:
 
 def index_terms(content: str) -> list[str]:
     """The index terms of ``content``, in order, repeats kept (they count in BM25)."""
+    # Every write analyses its content, so the common case skips the general path:
+    # ASCII is already NFKC, and text without CJK needs no splitting of runs.
+    text = content if content.isascii() else unicodedata.normalize("NFKC", content)
+    if text.isascii() or not _CJK_RUN.search(text):
+        return [_term(word) for word in _PLAIN_WORD.findall(text)]
     return [term for term, _ in _units(content, for_query=False)]
 
 

@@ -8,9 +8,6 @@ terms OR-ed, with three additions:
 - a query term of five letters or more that the index does not hold is taken as a typo
   and replaced by the indexed term one edit away (insertion, deletion, substitution or
   swap of neighbours) that most records hold, starting with the same letter;
-- a term of :data:`PREFIX_MIN` letters or more matches every indexed term that begins
-  with it less its last letter (``allergi`` → ``allerg*`` meets ``allergic``'s
-  ``allerg``), which joins the endings a stemmer leaves apart;
 - the posting budget: BM25 walks every posting of every term, so only records holding
   one of the rarest terms whose postings fit :data:`POSTING_BUDGET` are candidates, each
   scored exactly by the whole query (the common terms included); records holding
@@ -26,14 +23,12 @@ import logging
 import math
 import sqlite3
 import threading
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from a2m_server.text import ANALYZER, index_text
 
 __all__ = [
     "POSTING_BUDGET",
-    "PREFIX_MIN",
     "RECENT_WINDOW_DIVISOR",
     "TermStats",
     "ensure_index",
@@ -45,9 +40,8 @@ log = logging.getLogger("a2m_server.store")
 POSTING_BUDGET = 2000
 RECENT_WINDOW_DIVISOR = 4
 """The newest matches ranked when every term is beyond the budget: budget / this."""
-PREFIX_MIN = 6
 TYPO_MIN = 5
-RESCORE_POOL = 200
+RESCORE_POOL = 100
 """Records holding a kept term that are rescored with the common terms' share."""
 _CACHE_SIZE = 100_000
 _REBUILD_BATCH = 5000
@@ -203,23 +197,17 @@ class TermStats:
         return found
 
 
-def _expression(term: str) -> str:
-    if len(term) >= PREFIX_MIN and term.isalpha():
-        return phrase(term[:-1]) + "*"
-    return phrase(term)
-
-
 def expressions_for(conn: sqlite3.Connection, stats: TermStats, terms: Sequence[str]) -> list[str]:
-    """The FTS5 expressions a ranked search looks for: each term, widened to its stem's
-    other endings when long enough, corrected when the index holds nothing like it."""
+    """The FTS5 expressions a ranked search looks for: each term, or the term one edit
+    away when the index does not hold it."""
     out: list[str] = []
     for term in terms:
-        expression = _expression(term)
+        expression = phrase(term)
         if stats.frequency(conn, expression) == 0 and len(term) >= TYPO_MIN and term.isalpha():
             corrected = stats.correction(conn, term)
             if corrected is None:
                 continue
-            expression = _expression(corrected)
+            expression = phrase(corrected)
         out.append(expression)
     return list(dict.fromkeys(out))
 
@@ -298,29 +286,19 @@ def _with_common_terms(
     for expression in dropped:
         hits = stats.exact_frequency(conn, expression)
         idf = math.log((documents - hits + 0.5) / (hits + 0.5))
-        weights.append((_matcher(expression), idf if idf > 0 else 1e-6))
+        weights.append((expression[1:-1].replace('""', '"'), idf if idf > 0 else 1e-6))
     scored = []
     for record_id, rank, body in rows:
         terms = body.split()
         norm = K1 * (1 - B + B * len(terms) / average)
-        counts = Counter(terms)
         score = -rank
-        for matches, idf in weights:
-            tf = sum(n for term, n in counts.items() if matches(term))
+        for term, idf in weights:
+            tf = terms.count(term)
             if tf:
                 score += idf * tf * (K1 + 1) / (tf + norm)
         scored.append((record_id, max(score, 0.0)))
     scored.sort(key=lambda item: (-item[1], item[0]))
     return scored if limit is None else scored[:limit]
-
-
-def _matcher(expression: str) -> Callable[[str], bool]:
-    """What index terms an expression made by :func:`_expression` matches."""
-    if expression.endswith("*"):
-        prefix = expression[1:-2].replace('""', '"')
-        return lambda term: term.startswith(prefix)
-    exact = expression[1:-1].replace('""', '"')
-    return lambda term: term == exact
 
 
 def _averages(conn: sqlite3.Connection) -> tuple[int, int] | None:
