@@ -538,14 +538,19 @@ class _Writer(_Reader, StoreWriter):
         self.records_deleted = 0
 
     def insert(self, records: Sequence[NewRecord]) -> list[int]:
-        rowids: list[int] = []
-        execute = self._conn.execute
-        for rec in records:
-            cursor = execute(
-                "INSERT INTO records (id, content, created_at, updated_at, role, metadata, grp, "
-                "tier, salience, owner, session, key, revision, dims, uri, media_type, "
-                "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+        if not records:
+            return []
+        # One writer holds the write lock, so the rowids SQLite would pick (the largest
+        # plus one) can be chosen here, and a batch goes in with one executemany per table.
+        row = self._conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()
+        rowids = list(range(int(row[0]) + 1, int(row[0]) + 1 + len(records)))
+        self._conn.executemany(
+            "INSERT INTO records (rowid, id, content, created_at, updated_at, role, metadata, "
+            "grp, tier, salience, owner, session, key, revision, dims, uri, media_type, "
+            "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+            [
                 (
+                    rowid,
                     rec.id,
                     rec.content,
                     rec.created_at,
@@ -562,20 +567,26 @@ class _Writer(_Reader, StoreWriter):
                     rec.uri,
                     rec.media_type,
                     rec.expires_at,
-                ),
-            )
-            rowid = int(cursor.lastrowid or 0)
-            rowids.append(rowid)
-            execute(
-                "INSERT INTO records_fts (rowid, body) VALUES (?, ?)",
-                (rowid, index_text(rec.content)),
-            )
-            if rec.embedding is not None:
-                execute(
-                    "INSERT INTO record_vectors (rowid, embedding) VALUES (?, ?)",
-                    (rowid, _pack(rec.embedding)),
                 )
-                self.vector_adds[rowid] = list(rec.embedding)
+                for rowid, rec in zip(rowids, records, strict=True)
+            ],
+        )
+        self._conn.executemany(
+            "INSERT INTO records_fts (rowid, body) VALUES (?, ?)",
+            [(rowid, index_text(rec.content)) for rowid, rec in zip(rowids, records, strict=True)],
+        )
+        with_vectors = [
+            (rowid, rec.embedding)
+            for rowid, rec in zip(rowids, records, strict=True)
+            if rec.embedding is not None
+        ]
+        if with_vectors:
+            self._conn.executemany(
+                "INSERT INTO record_vectors (rowid, embedding) VALUES (?, ?)",
+                [(rowid, _pack(vector)) for rowid, vector in with_vectors],
+            )
+            for rowid, vector in with_vectors:
+                self.vector_adds[rowid] = list(vector)
         self.records_written += len(records)
         return rowids
 
@@ -715,6 +726,19 @@ class _Writer(_Reader, StoreWriter):
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('dimensions', ?)",
             (str(dimensions),),
         )
+
+    def append_events(
+        self,
+        events: Sequence[tuple[str, int, Mapping[str, Any], str | None, str | None]],
+    ) -> None:
+        self._conn.executemany(
+            "INSERT INTO events (at, kind, owner, tier, payload) VALUES (?, ?, ?, ?, ?)",
+            [
+                (at, kind, owner, tier, _dump_json(dict(payload)))
+                for kind, at, payload, owner, tier in events
+            ],
+        )
+        self.events_appended += len(events)
 
     def append_event(
         self, kind: str, at: int, payload: Mapping[str, Any], owner: str | None, tier: str | None
