@@ -1,10 +1,16 @@
-"""HTTP-path benchmark: in-process against HTTP for recall, fetch, describe and remember;
-the typed client against a raw httpx post; and what the lexical posting budget costs in
-relevance. Prints figures side by side; it is not a pass/fail test.
+"""HTTP-path and ranking benchmark, everything in one run: in-process against HTTP for
+recall, fetch, describe and remember; the typed client against a raw httpx post; what
+the lexical posting budget costs in relevance (bench_quality.py); and R@1/R@5/MRR on the
+held-out half of the memory-QA set against an earlier release and exact FTS5 BM25
+(recall_quality/evaluate.py). Prints figures side by side; it is not a pass/fail test.
 
     uv run python tests/benchmarks/bench_http.py [--sizes 10000,100000,1000000]
                                                  [--queries 200] [--rounds 12]
-                                                 [--quality-sizes 20000] [--skip-quality]
+                                                 [--quality-sizes 20000,100000]
+                                                 [--skip-http] [--skip-quality]
+                                                 [--skip-recall-quality]
+
+A quick run: ``--sizes 10000 --queries 100 --rounds 6``.
 
 The workload is the HTTP speed issue's: each record is 12 words drawn from a 70-word
 vocabulary plus one unique token, queries are three such words, and writes go in batches
@@ -248,6 +254,8 @@ def main() -> None:
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--quality-sizes", default="20000")
+    parser.add_argument("--skip-recall-quality", action="store_true")
+    parser.add_argument("--baseline-ref", default="6d4fa91", help="release to compare recall with")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {cpu_count()}, load {load_average()}")
     workdir = Path(tempfile.mkdtemp(prefix="a2m-bench-http-"))
@@ -257,6 +265,12 @@ def main() -> None:
         from bench_quality import quality_section
 
         quality_section(args, workdir)
+    if not args.skip_recall_quality:
+        sys.path.insert(0, str(Path(__file__).resolve().parent / "recall_quality"))
+        from evaluate import quality_rows, report
+
+        print("\n== recall quality: memory-QA set, held-out half ==")
+        report(*quality_rows("heldout", args.baseline_ref, workdir))
 
 
 if __name__ == "__main__":
