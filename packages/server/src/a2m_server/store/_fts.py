@@ -19,6 +19,7 @@ terms OR-ed, with three additions:
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import sqlite3
@@ -270,16 +271,25 @@ def _with_common_terms(
     """The best records holding a kept term, rescored with the dropped terms' share of
     BM25 added, computed here as FTS5 computes it (the same N, average length, document
     frequency and term frequency), so their order is the full query's."""
-    pool = RESCORE_POOL if limit is None else max(RESCORE_POOL, 4 * limit)
-    rows = conn.execute(
-        "SELECT r.id, bm25(records_fts) AS rank, records_fts.body FROM records_fts "
+    pool = RESCORE_POOL if limit is None else max(RESCORE_POOL, 2 * limit)
+    ranked = conn.execute(
+        "SELECT r.id, bm25(records_fts) AS rank, records_fts.rowid FROM records_fts "
         "JOIN records AS r ON r.rowid = records_fts.rowid "
         f"WHERE records_fts MATCH ? AND {where_sql} ORDER BY rank LIMIT ?",
         [match, *where_params, pool],
     ).fetchall()
     totals = _averages(conn)
-    if totals is None or not rows:
-        return [(record_id, max(-rank, 0.0)) for record_id, rank, _ in rows][:limit]
+    if totals is None or not ranked:
+        return [(record_id, max(-rank, 0.0)) for record_id, rank, _ in ranked][:limit]
+    # The terms of the chosen few only: selecting them above would read them for every
+    # match before the sort.
+    bodies = dict(
+        conn.execute(
+            "SELECT rowid, body FROM records_fts WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps([rowid for _, _, rowid in ranked]),),
+        ).fetchall()
+    )
+    rows = [(record_id, rank, bodies.get(rowid, "")) for record_id, rank, rowid in ranked]
     documents, tokens = totals
     average = tokens / documents if documents else 1.0
     weights = []
