@@ -3,18 +3,19 @@
 The index holds :func:`a2m_server.text.index_text` of each record (the analyser's terms,
 space-separated) and FTS5 splits on the spaces; queries are the analyser's
 :func:`~a2m_server.text.query_terms`. Relevance is FTS5's BM25 (k1 1.2, b 0.75) of the
-terms OR-ed, with three additions:
+terms OR-ed, with two additions:
 
 - a query term of five letters or more that the index does not hold is taken as a typo
   and replaced by the indexed term one edit away (insertion, deletion, substitution or
   swap of neighbours) that most records hold, starting with the same letter;
 - the posting budget: BM25 walks every posting of every term, so only records holding
-  one of the rarest terms whose postings fit :data:`POSTING_BUDGET` are candidates, each
-  scored exactly by the whole query (the common terms included); records holding
-  nothing but terms beyond the budget, whose BM25 weight is small, are left out. When
-  even the rarest term is beyond it, the most recent quarter-budget of matches is
-  ranked. ``posting_budget=None`` on the
-  store ranks every match exactly (slower on large stores; the benchmark measures both).
+  one of the rarest terms whose postings fit :data:`POSTING_BUDGET` are candidates; the
+  best :data:`RESCORE_POOL` of them by those terms are rescored with the whole query
+  (the common terms' share added), and records holding nothing but terms beyond the
+  budget, whose BM25 weight is small, are left out. When even the rarest term is beyond
+  it, the most recent quarter-budget of matches is ranked. ``posting_budget=None`` on
+  the store ranks every match exactly (slower on large stores; the benchmark measures
+  both).
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ POSTING_BUDGET = 2000
 RECENT_WINDOW_DIVISOR = 4
 """The newest matches ranked when every term is beyond the budget: budget / this."""
 TYPO_MIN = 5
-RESCORE_POOL = 100
+RESCORE_POOL = 300
 """Records holding a kept term that are rescored with the common terms' share."""
 _CACHE_SIZE = 100_000
+_VOCABULARY_SCAN = 50_000
 _REBUILD_BATCH = 5000
 
 FTS_DDL = (
@@ -183,8 +185,10 @@ class TermStats:
         best: tuple[int, str] | None = None
         first = term[0]
         upper = first[:-1] + chr(ord(first[-1]) + 1)
+        # Bounded: a vocabulary of a million ids starting with one letter is not read.
         for candidate, documents in conn.execute(
-            "SELECT term, doc FROM records_vocab WHERE term >= ? AND term < ?", (first, upper)
+            "SELECT term, doc FROM records_vocab WHERE term >= ? AND term < ? LIMIT ?",
+            (first, upper, _VOCABULARY_SCAN),
         ):
             if abs(len(candidate) - len(term)) > 1 or candidate == term:
                 continue
