@@ -258,7 +258,11 @@ def main() -> None:
     parser.add_argument("--baseline-ref", default="6d4fa91", help="release to compare recall with")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {cpu_count()}, load {load_average()}")
-    workdir = Path(tempfile.mkdtemp(prefix="a2m-bench-http-"))
+    with tempfile.TemporaryDirectory(prefix="a2m-bench-http-") as tmp:
+        run(args, Path(tmp))
+
+
+def run(args: argparse.Namespace, workdir: Path) -> None:
     if not args.skip_http:
         http_section(args, workdir)
     if not args.skip_quality:

@@ -155,7 +155,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quality-sizes", default="20000")
     args = parser.parse_args()
-    quality_section(args, Path(tempfile.mkdtemp(prefix="a2m-bench-quality-")))
+    with tempfile.TemporaryDirectory(prefix="a2m-bench-quality-") as tmp:
+        quality_section(args, Path(tmp))
 
 
 if __name__ == "__main__":

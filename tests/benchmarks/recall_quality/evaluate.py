@@ -244,7 +244,11 @@ def main(argv: Sequence[str] | None = None, *, extra: Callable[[], None] | None 
     parser.add_argument("--baseline-ref", default="6d4fa91")
     parser.add_argument("--worker", metavar="OUT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="a2m-recall-quality-"))
+    with tempfile.TemporaryDirectory(prefix="a2m-recall-quality-") as tmp:
+        _run(args, Path(tmp))
+
+
+def _run(args: argparse.Namespace, workdir: Path) -> None:
     if args.worker:
         records, questions = load(args.split)
         ranked, latencies = server_rankings(records, questions, workdir)

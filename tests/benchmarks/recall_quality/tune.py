@@ -24,7 +24,13 @@ RELEVANCE_SHARE = [0.6, 0.8, 0.9, 1.0]
 
 def main() -> None:
     records, questions = load("tune")
-    workdir = Path(tempfile.mkdtemp(prefix="a2m-tune-"))
+    with tempfile.TemporaryDirectory(prefix="a2m-tune-") as tmp:
+        grid(records, questions, Path(tmp))
+
+
+def grid(
+    records: list[dict[str, object]], questions: list[dict[str, object]], workdir: Path
+) -> None:
     print(f"{'typo_min':>8} {'relevance':>9} {'R@1':>6} {'R@5':>6} {'MRR':>6}")
     for typo_min, share in itertools.product(TYPO_MIN, RELEVANCE_SHARE):
         _fts.TYPO_MIN = typo_min
