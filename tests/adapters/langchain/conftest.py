@@ -14,6 +14,7 @@ import warnings
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from langchain_support import REST_NAMESPACE
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m_server.server import A2MServer
@@ -23,7 +24,6 @@ os.environ.setdefault("LANGCHAIN_TRACING_V2", "false")
 os.environ.setdefault("LANGSMITH_TRACING", "false")
 
 BINDINGS = ["in-process", "http", "rest"]
-REST_NAMESPACE = "langchain-rest"
 _NEEDED = ("pytest_asyncio", "langchain_tests", "langchain_classic")
 
 
