@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -124,3 +125,42 @@ def assert_same_messages(
         return message.model_dump(exclude=None if ids else {"id"})
 
     assert [fields(m) for m in got] == [fields(m) for m in expected]
+
+
+class WordEmbeddings(Embeddings):
+    """A deterministic embedding that means something: one dimension per word of a fixed
+    vocabulary, so texts sharing words are near each other (no model, no network)."""
+
+    VOCABULARY = [
+        "cat",
+        "dog",
+        "pet",
+        "animal",
+        "tea",
+        "coffee",
+        "drink",
+        "lyon",
+        "paris",
+        "city",
+        "deploy",
+        "key",
+        "rotates",
+        "days",
+        "pipeline",
+        "merge",
+        "approvals",
+        "coffee",
+        "machine",
+        "floor",
+    ]
+
+    def _vector(self, text: str) -> list[float]:
+        words = text.lower().replace(",", " ").replace(".", " ").replace("?", " ").split()
+        vector = [float(words.count(term)) for term in self.VOCABULARY]
+        return vector if any(vector) else [0.0] * (len(vector) - 1) + [1e-3]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)

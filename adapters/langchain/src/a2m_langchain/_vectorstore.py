@@ -102,7 +102,8 @@ class A2MVectorStore(VectorStore):
             raise ValueError(f"{len(texts)} texts but {len(metadatas)} metadatas")
         if ids is not None and len(ids) != len(texts):
             raise ValueError(f"{len(texts)} texts but {len(ids)} ids")
-        chosen = [(ids[i] if ids is not None else None) or new_id() for i in range(len(texts))]
+        given = list(ids) if ids is not None else [None] * len(texts)
+        chosen = [new_id() if id is None else id for id in given]
         records = []
         for index, text in enumerate(texts):
             meta = dict(metadatas[index] or {}) if metadatas is not None else {}
