@@ -41,13 +41,15 @@ def load_base_memory() -> Any:
     """``langchain_classic.base_memory.BaseMemory``, or an ImportError naming the extra to
     install (LangChain moved ``BaseMemory`` out of langchain-core into langchain-classic)."""
     try:
+        import langchain_classic  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            "A2MMemory is a langchain-classic BaseMemory, and langchain-classic is not "
+            f"installed: {CLASSIC_INSTALL} (supported: {SUPPORTED_CLASSIC})"
+        ) from exc
+    try:
         from langchain_classic.base_memory import BaseMemory
     except ImportError as exc:
-        if _installed("langchain-classic") == "not installed":
-            raise ImportError(
-                "A2MMemory is a langchain-classic BaseMemory, and langchain-classic is not "
-                f"installed: {CLASSIC_INSTALL} (supported: {SUPPORTED_CLASSIC})"
-            ) from exc
         raise _missing(
             "langchain_classic.base_memory.BaseMemory", "langchain-classic", SUPPORTED_CLASSIC
         ) from exc
