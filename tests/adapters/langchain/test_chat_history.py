@@ -3,6 +3,8 @@ conversation per session, and it works where LangChain expects a chat history.""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.language_models import FakeListChatModel
@@ -124,11 +126,13 @@ def test_bad_input_writes_nothing(client: A2MClient) -> None:
     assert history.messages == []
 
 
-def test_a_sync_method_on_an_async_only_history_says_what_to_call(
-    aclient: AsyncA2MClient,
-) -> None:
+def test_a_sync_method_on_an_async_only_history_says_what_to_call() -> None:
+    async_only = A2MChatMessageHistory("conv-1", AsyncA2MClient("http://127.0.0.1:9/"))
     with pytest.raises(RuntimeError, match="aadd_messages"):
-        A2MChatMessageHistory("conv-1", aclient).add_messages([HumanMessage("x")])
+        async_only.add_messages([HumanMessage("x")])
+    sync_only = A2MChatMessageHistory("conv-1", A2MClient("http://127.0.0.1:9/"))
+    with pytest.raises(RuntimeError, match="async_client="):
+        asyncio.run(sync_only.aget_messages())
 
 
 def _chain(histories: dict[str, object], factory: object) -> RunnableWithMessageHistory:

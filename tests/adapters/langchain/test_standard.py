@@ -7,6 +7,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+
+pytest.importorskip(
+    "langchain_tests", reason="the standard suites run in `uv run nox -s tests-langchain`"
+)
+
 from langchain_tests.integration_tests import (
     RetrieversIntegrationTests,
     VectorStoreIntegrationTests,
