@@ -86,7 +86,8 @@ class A2MVectorStore(VectorStore):
         return f"{self.namespace}/{id}"
 
     def _where(self, **extra: Any) -> dict[str, Any]:
-        return {**self.provenance.own(), "type": "semantic", **extra}
+        # The namespace is the store: whoever wrote a semantic entry there shares it.
+        return {"namespace": self.namespace, "type": "semantic", **extra}
 
     def _records(
         self,
