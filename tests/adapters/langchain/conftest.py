@@ -14,7 +14,7 @@ import warnings
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from langchain_support import REST_NAMESPACE
+from langchain_support import BINDINGS, async_client, sync_client
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m_server.server import A2MServer
@@ -23,15 +23,13 @@ from a2m_testing.servers import Servers
 os.environ.setdefault("LANGCHAIN_TRACING_V2", "false")
 os.environ.setdefault("LANGSMITH_TRACING", "false")
 
-BINDINGS = ["in-process", "http", "rest"]
-
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("asyncio"):
-        # Auto mode for this directory's run; the loop scope is the one pytest-asyncio
-        # defaults to, and saying so here keeps its unset-option warning (an error under
-        # filterwarnings = error) from failing the session before a test runs.
+        # Auto mode for this directory's run only. pytest-asyncio also warns at start-up
+        # that its fixture loop scope is unset, an error under filterwarnings = error; the
+        # default it warns about (each fixture's own scope) is what these tests want.
         config.option.asyncio_mode = "auto"
         warnings.filterwarnings(
             "ignore",
@@ -60,26 +58,6 @@ def servers() -> Iterator[Servers]:
 @pytest.fixture
 def server(servers: Servers) -> A2MServer:
     return servers.server()
-
-
-def sync_client(binding: str, servers: Servers, server: A2MServer) -> A2MClient:
-    """A sync client of ``server`` over ``binding``."""
-    if binding == "in-process":
-        return A2MClient.in_process(server)
-    url = servers.http_url(server)
-    if binding == "http":
-        return A2MClient(url)
-    return A2MClient.rest(url, namespace=REST_NAMESPACE)
-
-
-def async_client(binding: str, servers: Servers, server: A2MServer) -> AsyncA2MClient:
-    """An async client of ``server`` over ``binding``."""
-    if binding == "in-process":
-        return AsyncA2MClient.in_process(server)
-    url = servers.http_url(server)
-    if binding == "http":
-        return AsyncA2MClient(url)
-    return AsyncA2MClient.rest(url, namespace=REST_NAMESPACE)
 
 
 @pytest.fixture(params=BINDINGS)

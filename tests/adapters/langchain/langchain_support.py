@@ -28,6 +28,11 @@ from langchain_core.messages import (
 )
 
 from a2m import A2MClient, AsyncA2MClient
+from a2m_server.server import A2MServer
+from a2m_testing.servers import Servers
+
+BINDINGS = ["in-process", "http", "rest"]
+"""The bindings every client test runs over."""
 
 REST_NAMESPACE = "langchain-rest"
 """The namespace REST clients of these tests are opened with."""
@@ -164,3 +169,23 @@ class WordEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self._vector(text)
+
+
+def sync_client(binding: str, servers: Servers, server: A2MServer) -> A2MClient:
+    """A sync client of ``server`` over ``binding``."""
+    if binding == "in-process":
+        return A2MClient.in_process(server)
+    url = servers.http_url(server)
+    if binding == "http":
+        return A2MClient(url)
+    return A2MClient.rest(url, namespace=REST_NAMESPACE)
+
+
+def async_client(binding: str, servers: Servers, server: A2MServer) -> AsyncA2MClient:
+    """An async client of ``server`` over ``binding``."""
+    if binding == "in-process":
+        return AsyncA2MClient.in_process(server)
+    url = servers.http_url(server)
+    if binding == "http":
+        return AsyncA2MClient(url)
+    return AsyncA2MClient.rest(url, namespace=REST_NAMESPACE)

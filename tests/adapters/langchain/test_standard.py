@@ -1,5 +1,6 @@
 """The ``langchain_tests`` standard integration suites, subclassed as they are meant to be:
-the vector store suite and the retriever suite, sync and async, over JSON-RPC HTTP."""
+the vector store suite and the retriever suite, sync and async, over in-process, JSON-RPC
+HTTP and REST."""
 
 from __future__ import annotations
 
@@ -12,24 +13,26 @@ pytest.importorskip(
     "langchain_tests", reason="the standard suites run in `uv run nox -s tests-langchain`"
 )
 
+from langchain_support import BINDINGS, async_client, sync_client
 from langchain_tests.integration_tests import (
     RetrieversIntegrationTests,
     VectorStoreIntegrationTests,
 )
 
-from a2m import A2MClient, AsyncA2MClient
 from a2m_langchain import A2MRetriever, A2MVectorStore
 from a2m_testing.servers import Servers
 
 
 class TestA2MVectorStoreStandard(VectorStoreIntegrationTests):
-    @pytest.fixture
-    async def vectorstore(self) -> AsyncIterator[A2MVectorStore]:  # type: ignore[override]
+    @pytest.fixture(params=BINDINGS)
+    async def vectorstore(  # type: ignore[override]
+        self, request: pytest.FixtureRequest
+    ) -> AsyncIterator[A2MVectorStore]:
         with Servers() as servers:
-            url = servers.http_url()
-            with A2MClient(url) as client:
-                async with AsyncA2MClient(url) as async_client:
-                    yield A2MVectorStore(self.get_embeddings(), client, async_client=async_client)
+            server = servers.server()
+            with sync_client(request.param, servers, server) as client:
+                async with async_client(request.param, servers, server) as other:
+                    yield A2MVectorStore(self.get_embeddings(), client, async_client=other)
 
 
 _FACTS = [
@@ -42,14 +45,14 @@ _FACTS = [
 
 
 class TestA2MRetrieverStandard(RetrieversIntegrationTests):
-    @pytest.fixture(autouse=True)
-    async def _store(self) -> AsyncIterator[None]:
+    @pytest.fixture(autouse=True, params=BINDINGS)
+    async def _store(self, request: pytest.FixtureRequest) -> AsyncIterator[None]:
         with Servers() as servers:
-            url = servers.http_url()
-            with A2MClient(url) as client:
-                async with AsyncA2MClient(url) as async_client:
+            server = servers.server()
+            with sync_client(request.param, servers, server) as client:
+                async with async_client(request.param, servers, server) as other:
                     client.remember([{"content": fact, "role": "memory"} for fact in _FACTS])
-                    self._clients = {"client": client, "async_client": async_client}
+                    self._clients = {"client": client, "async_client": other}
                     yield
 
     @property
