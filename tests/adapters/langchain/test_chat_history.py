@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.language_models import FakeListChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_support import (
@@ -55,9 +55,7 @@ def test_side_by_side_with_in_memory_history(client: A2MClient) -> None:
     assert ours.messages == theirs.messages == []
 
 
-def test_add_messages_is_one_remember_of_one_group_per_call(
-    client: A2MClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_add_messages_is_one_remember(client: A2MClient, monkeypatch: pytest.MonkeyPatch) -> None:
     history = A2MChatMessageHistory("conv-1", client, agent="planner")
     history.add_messages([HumanMessage("warm-up")])  # the first call also describes
     with counting(monkeypatch, client) as calls:
@@ -92,6 +90,24 @@ def test_records_carry_role_session_group_and_provenance(client: A2MClient) -> N
         # owners are kept where the server declares scopes (in-process; unauthenticated
         # HTTP and REST do not): the agent is in the metadata everywhere
         assert record.owner == ("planner" if client.supports("scopes") else None)
+
+
+def test_a_turn_is_one_group_tool_calls_and_results_included(client: A2MClient) -> None:
+    history = A2MChatMessageHistory("conv-1", client)
+    history.add_messages(
+        [
+            HumanMessage("weather in Paris?"),
+            AIMessage("", tool_calls=[{"name": "weather", "args": {}, "id": "call-1"}]),
+            ToolMessage("18C", tool_call_id="call-1"),
+            AIMessage("18C in Paris."),
+            HumanMessage("thanks"),
+            AIMessage("you are welcome"),
+        ]
+    )
+    groups = [r.group for r in client.timeline(where={"session": "conv-1"}).records]
+    assert len(set(groups[:4])) == 1
+    assert len(set(groups[4:])) == 1
+    assert groups[0] != groups[4]
 
 
 def test_clear_removes_only_this_session_in_this_namespace(client: A2MClient) -> None:

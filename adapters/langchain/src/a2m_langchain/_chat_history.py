@@ -20,7 +20,6 @@ from ._records import (
     checked_namespace,
     layout_of,
     message_records,
-    new_id,
     record_message,
     transcript_where,
 )
@@ -35,8 +34,9 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     assistant, system, tool, function), ``session`` the ``session_id``, and the message
     exactly as LangChain serializes it in ``metadata.message``, so every message type —
     chunks, tool calls, ids, names, ``additional_kwargs``, ``response_metadata`` — comes
-    back equal. The messages of one ``add_messages`` call share a ``group`` (a tool call
-    and its results are kept or evicted together).
+    back equal. Within one ``add_messages`` call each turn is one ``group``: a user (or
+    system) message opens it and what follows joins it, so an answer, its tool calls and
+    their results are kept or evicted together.
 
     Round trips: ``add_messages`` is one ``memory/remember`` (per ``max_records_per_call``
     messages); ``messages`` is one ``memory/timeline`` and reaches back as far as the
@@ -111,7 +111,7 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     # --- write -----------------------------------------------------------------------------
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append ``messages`` in one ``memory/remember``, as one group."""
+        """Append ``messages`` in one ``memory/remember``, a group per turn."""
         if not messages:
             return
         client, layout = self._sync("add_messages")
@@ -129,9 +129,7 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     def _chunks(
         self, messages: Sequence[BaseMessage], layout: Layout
     ) -> list[list[dict[str, object]]]:
-        records = message_records(
-            list(messages), self.provenance, layout, session=self.session_id, group=new_id()
-        )
+        records = message_records(list(messages), self.provenance, layout, session=self.session_id)
         size = layout.max_records_per_call
         return [records[start : start + size] for start in range(0, len(records), size)]
 

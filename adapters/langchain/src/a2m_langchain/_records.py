@@ -153,23 +153,30 @@ def role_of(message: BaseMessage) -> str:
     return _ROLE_OF_TYPE.get(base, _ROLE_OF_TYPE.get(message.type, message.type))
 
 
+_OPENS_A_TURN = frozenset({"human", "HumanMessageChunk", "system", "SystemMessageChunk"})
+
+
 def message_records(
     messages: Sequence[BaseMessage],
     provenance: Provenance,
     layout: Layout,
     *,
     session: str,
-    group: str,
 ) -> list[dict[str, Any]]:
     """One episodic record per message: readable text as ``content``, the message exactly
-    as LangChain serializes it in ``metadata.message``, all of them in ``group``."""
+    as LangChain serializes it in ``metadata.message``. Each turn is one ``group``: a user
+    (or system) message opens one, and the answers, tool calls and tool results after it
+    join it, so they are kept or evicted together (§3.4)."""
     records = []
+    group: str | None = None
     for message in messages:
         if not isinstance(message, BaseMessage):
             raise InvalidParams(
                 f"a chat history holds LangChain messages, not {type(message).__name__} "
                 "(nothing was written)"
             )
+        if group is None or message.type in _OPENS_A_TURN:
+            group = new_id()
         record = {
             "content": message.text,
             "role": role_of(message),
