@@ -108,6 +108,14 @@ def test_adds_are_batched_one_remember_per_call_limit(
         assert store.get_by_ids(ids) == []
 
 
+def test_a_thousand_ids_at_once(client: A2MClient) -> None:
+    store = A2MVectorStore(WordEmbeddings(), client)
+    ids = store.add_texts([f"tea number {n}" for n in range(1000)])
+    assert [d.id for d in store.get_by_ids(ids)] == ids
+    store.delete(ids)
+    assert store.get_by_ids(ids) == []
+
+
 def test_a_bad_batch_writes_nothing(client: A2MClient) -> None:
     store = A2MVectorStore(WordEmbeddings(), client)
     with pytest.raises(ValueError, match="metadatas"):

@@ -39,8 +39,8 @@ class A2MVectorStore(VectorStore):
     Round trips: ``add_texts`` / ``add_documents`` embed once and write with one
     ``memory/remember`` per ``max_records_per_call`` documents (each call atomic);
     ``similarity_search*`` and ``max_marginal_relevance_search`` one ``memory/recall``;
-    ``get_by_ids`` one ``memory/timeline`` and ``delete`` one ``memory/forget`` per
-    ``max_recall_limit`` ids. ``filter`` (a callable on the document, or a mapping of
+    ``get_by_ids`` one ``memory/timeline`` and ``delete`` one ``memory/forget`` per 200
+    ids. ``filter`` (a callable on the document, or a mapping of
     metadata field to value or ``$``-operators) is applied to up to ``max_recall_limit``
     nearest candidates, so a very selective filter on a large store may find fewer than
     ``k``. Reads and deletes see only this store's ``namespace``; to search across
@@ -286,7 +286,7 @@ class A2MVectorStore(VectorStore):
             return []
         client, layout = self._sync("get_by_ids")
         found: dict[str, Document] = {}
-        for chunk in _chunked(list(ids), layout.max_recall_limit):
+        for chunk in _chunked(list(ids), _ids_per_call(layout)):
             result = client.timeline(**self._by_keys(chunk))
             found.update(_by_id(self._document(record) for record in result.records))
         return [found[id] for id in dict.fromkeys(ids) if id in found]
@@ -297,7 +297,7 @@ class A2MVectorStore(VectorStore):
         if ids is None:
             client.forget(where=self._where(), key_prefix=self.namespace)
             return True
-        for chunk in _chunked(list(ids), layout.max_recall_limit):
+        for chunk in _chunked(list(ids), _ids_per_call(layout)):
             client.forget(where=self._where(key=self._keys(chunk)), key_prefix=self.namespace)
         return True
 
@@ -438,7 +438,7 @@ class A2MVectorStore(VectorStore):
             return []
         client, layout = await self._async("aget_by_ids")
         found: dict[str, Document] = {}
-        for chunk in _chunked(list(ids), layout.max_recall_limit):
+        for chunk in _chunked(list(ids), _ids_per_call(layout)):
             result = await client.timeline(**self._by_keys(chunk))
             found.update(_by_id(self._document(record) for record in result.records))
         return [found[id] for id in dict.fromkeys(ids) if id in found]
@@ -449,7 +449,7 @@ class A2MVectorStore(VectorStore):
         if ids is None:
             await client.forget(where=self._where(), key_prefix=self.namespace)
             return True
-        for chunk in _chunked(list(ids), layout.max_recall_limit):
+        for chunk in _chunked(list(ids), _ids_per_call(layout)):
             where = self._where(key=self._keys(chunk))
             await client.forget(where=where, key_prefix=self.namespace)
         return True
@@ -472,6 +472,15 @@ class A2MVectorStore(VectorStore):
         store = cls(embedding, client, async_client=async_client, namespace=namespace, agent=agent)
         await store.aadd_texts(texts, metadatas, ids=ids)
         return store
+
+
+_KEYS_PER_CALL = 200
+"""Most keys one ``where`` names: a server may compile a long any-of list into a chain of
+ORs, and SQLite refuses an expression more than 1,000 deep."""
+
+
+def _ids_per_call(layout: Layout) -> int:
+    return min(layout.max_recall_limit, _KEYS_PER_CALL)
 
 
 def _chunked(items: list[str], size: int) -> list[list[str]]:
