@@ -14,7 +14,8 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
 from a2m import A2MClient, AsyncA2MClient, DescribeResult, Record
-from a2m.errors import InvalidParams
+from a2m.errors import CapabilityNotSupported, InvalidParams
+from a2m_types.rest import InvalidNamespace, validate_namespace
 
 SOURCE_FRAMEWORK = "langchain"
 """``metadata.source_framework`` of every record this package writes."""
@@ -70,8 +71,6 @@ class Layout:
     def require(self, capability: str, why: str) -> None:
         """Refuse, before anything is sent, what this server cannot do."""
         if capability not in self.capabilities:
-            from a2m.errors import CapabilityNotSupported
-
             raise CapabilityNotSupported(
                 f"{why} needs the A2M capability {capability!r}, which this server does not "
                 "declare",
@@ -133,8 +132,6 @@ class Provenance:
 
 def checked_namespace(namespace: str) -> str:
     """``namespace`` if it is a valid A2M namespace (``[a-z0-9_-]`` segments)."""
-    from a2m_types.rest import InvalidNamespace, validate_namespace
-
     try:
         return validate_namespace(namespace)
     except InvalidNamespace as exc:
