@@ -1,5 +1,6 @@
 """What a server offering only the REST draft's routes (entries, query) can carry: vectors
-and keyed documents, so the vector store and a semantic retriever work; not roles,
+and keyed documents, so the vector store (reading many ids a fetch at a time there) and a
+semantic retriever work; not roles,
 sessions or groups, nor ranking by text, so the chat history, A2MMemory and a lexical
 retriever are refused up front with ``CapabilityNotSupported`` and write nothing."""
 
@@ -34,11 +35,14 @@ def test_vectors_and_keyed_documents_travel(draft: A2MClient, server: A2MServer)
     assert [d.id for d in store.similarity_search("pet cat", k=1)] == ["cat"]
     semantic = A2MRetriever(client=draft, embeddings=WordEmbeddings(), k=1)
     assert [d.page_content for d in semantic.invoke("drink tea")] == ["tea is a drink"]
-    # get_by_ids selects keys with a where the draft's routes cannot carry
-    with pytest.raises(CapabilityNotSupported, match="where on"):
-        store.get_by_ids(["tea"])
+    # the draft cannot select many keys at once: the contract fetches them one by one
+    assert [d.page_content for d in store.get_by_ids(["cat", "tea"])] == [
+        "my cat is a pet",
+        "tea is a drink",
+    ]
+    store.delete(["tea"])
     with A2MClient.in_process(server) as direct:
-        assert len(direct.timeline().records) == 2
+        assert [r.content for r in direct.timeline().records] == ["my cat is a pet"]
 
 
 def test_conversations_are_refused_and_nothing_is_written(

@@ -11,14 +11,15 @@ from langchain_core.embeddings import Embeddings
 from typing_extensions import Self
 
 from a2m import A2MClient, AsyncA2MClient, Record
+from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry
 
 from . import _filters
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import VectorStore
 from ._records import (
     DOCUMENT_METADATA_FIELD,
+    SOURCE_FRAMEWORK,
     Layout,
-    Provenance,
     alayout_of,
     checked_namespace,
     layout_of,
@@ -36,11 +37,15 @@ class A2MVectorStore(VectorStore):
     ``content``, the embedding verbatim, and the document's metadata exactly as given in
     ``metadata.document_metadata`` beside the provenance every adapter writes.
 
-    Round trips: ``add_texts`` / ``add_documents`` embed once and write with one
-    ``memory/remember`` per ``max_records_per_call`` documents (each call atomic);
-    ``similarity_search*`` and ``max_marginal_relevance_search`` one ``memory/recall``;
-    ``get_by_ids`` one ``memory/timeline`` and ``delete`` one ``memory/forget`` per 200
-    ids. ``filter`` (a callable on the document, or a mapping of
+    Writes, reads by id and deletes by id go through the four-method adapter contract
+    (:class:`a2m.adapter.A2MAdapter`), so the documents are entries every other adapter
+    reads. Round trips: ``add_texts`` / ``add_documents`` embed once, then one
+    ``memory/remember`` per ``max_records_per_call`` documents (each call atomic), plus one
+    ``memory/timeline`` checking no other namespace holds the keys and one reading the
+    entries back; ``similarity_search*`` and ``max_marginal_relevance_search`` one
+    ``memory/recall``; ``get_by_ids`` one ``memory/timeline``; ``delete(ids)`` one
+    ``memory/timeline`` and one ``memory/forget``; ``delete()`` one ``memory/forget``
+    (per ``max_recall_limit`` ids each). ``filter`` (a callable on the document, or a mapping of
     metadata field to value or ``$``-operators) is applied to up to ``max_recall_limit``
     nearest candidates, so a very selective filter on a large store may find fewer than
     ``k``. Reads and deletes see only this store's ``namespace``; to search across
@@ -62,7 +67,16 @@ class A2MVectorStore(VectorStore):
     ) -> None:
         self.embedding = embedding
         self.client, self.async_client = sort_clients(client, async_client)
-        self.provenance = Provenance(checked_namespace(namespace), agent)
+        self._namespace = checked_namespace(namespace)
+        options = {"source_framework": SOURCE_FRAMEWORK, "agent": agent}
+        self._adapter = (
+            None if self.client is None else A2MAdapter(self.client, namespace, **options)
+        )
+        self._async_adapter = (
+            None
+            if self.async_client is None
+            else AsyncA2MAdapter(self.async_client, namespace, **options)
+        )
 
     @property
     def embeddings(self) -> Embeddings:
@@ -72,7 +86,7 @@ class A2MVectorStore(VectorStore):
     @property
     def namespace(self) -> str:
         """Where this store's documents live."""
-        return self.provenance.namespace
+        return self._namespace
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
         # A2M scores are the server's own, higher is better, in [0, 1] where it follows §5.3.
@@ -80,43 +94,53 @@ class A2MVectorStore(VectorStore):
 
     # --- records -----------------------------------------------------------------------------
 
-    def _key(self, id: str) -> str:
-        if not isinstance(id, str) or not id:
-            raise ValueError(f"document ids must be non-empty strings, not {id!r}")
-        return f"{self.namespace}/{id}"
-
     def _where(self, **extra: Any) -> dict[str, Any]:
         # The namespace is the store: whoever wrote a semantic entry there shares it.
         return {"namespace": self.namespace, "type": "semantic", **extra}
 
-    def _records(
+    def _entries(
         self,
         layout: Layout,
         texts: Sequence[str],
         vectors: Sequence[Sequence[float]],
         metadatas: Sequence[dict[str, Any] | None] | None,
         ids: Sequence[str | None] | None,
-    ) -> tuple[list[str], list[list[dict[str, Any]]]]:
-        layout.require("keys", "A2MVectorStore")
+    ) -> tuple[list[str], list[dict[str, Any]]]:
         layout.require("embeddings", "A2MVectorStore")
         if metadatas is not None and len(metadatas) != len(texts):
             raise ValueError(f"{len(texts)} texts but {len(metadatas)} metadatas")
         if ids is not None and len(ids) != len(texts):
             raise ValueError(f"{len(texts)} texts but {len(ids)} ids")
         given = list(ids) if ids is not None else [None] * len(texts)
-        chosen = [new_id() if id is None else id for id in given]
-        records = []
+        chosen = [new_id() if id is None else self._checked_id(id) for id in given]
+        entries = []
         for index, text in enumerate(texts):
             meta = dict(metadatas[index] or {}) if metadatas is not None else {}
-            record = {
-                "content": text,
-                "key": self._key(chosen[index]),
-                "embedding": [float(x) for x in vectors[index]],
-                "metadata": self.provenance.metadata("semantic", **{DOCUMENT_METADATA_FIELD: meta}),
-            }
-            records.append(self.provenance.placed(record, layout, "semantic"))
-        size = layout.max_records_per_call
-        return chosen, [records[i : i + size] for i in range(0, len(records), size)]
+            entries.append(
+                {
+                    "key": chosen[index],
+                    "type": "semantic",
+                    "value": text,
+                    "embedding": [float(x) for x in vectors[index]],
+                    "meta": {DOCUMENT_METADATA_FIELD: meta},
+                }
+            )
+        return chosen, entries
+
+    @staticmethod
+    def _checked_id(id: Any) -> str:
+        if not isinstance(id, str) or not id:
+            raise ValueError(f"document ids must be non-empty strings, not {id!r}")
+        return id
+
+    @staticmethod
+    def _entry_document(entry: Entry) -> Document:
+        stated = (entry.meta.model_extra or {}).get(DOCUMENT_METADATA_FIELD)
+        return Document(
+            id=entry.key,
+            page_content=entry.value if isinstance(entry.value, str) else str(entry.value),
+            metadata=dict(stated) if isinstance(stated, dict) else {},
+        )
 
     def _document(self, record: Record) -> Document:
         prefix = self.namespace + "/"
@@ -195,6 +219,11 @@ class A2MVectorStore(VectorStore):
         client = need_sync(self.client, self, method)
         return client, layout_of(client)
 
+    def _sync_adapter(self, method: str) -> tuple[A2MAdapter, Layout]:
+        _, layout = self._sync(method)
+        assert self._adapter is not None  # built with the sync client
+        return self._adapter, layout
+
     def add_texts(
         self,
         texts: Iterable[str],
@@ -207,11 +236,10 @@ class A2MVectorStore(VectorStore):
         texts = list(texts)
         if not texts:
             return []
-        client, layout = self._sync("add_texts")
+        adapter, layout = self._sync_adapter("add_texts")
         vectors = self.embedding.embed_documents(texts)
-        chosen, chunks = self._records(layout, texts, vectors, metadatas, ids)
-        for chunk in chunks:
-            client.remember(chunk)
+        chosen, entries = self._entries(layout, texts, vectors, metadatas, ids)
+        adapter.write_many(entries)
         return chosen
 
     def similarity_search(
@@ -284,32 +312,19 @@ class A2MVectorStore(VectorStore):
         """The documents with these ids, in their order; missing ids are left out."""
         if not ids:
             return []
-        client, layout = self._sync("get_by_ids")
-        found: dict[str, Document] = {}
-        for chunk in _chunked(list(ids), _ids_per_call(layout)):
-            result = client.timeline(**self._by_keys(chunk))
-            found.update(_by_id(self._document(record) for record in result.records))
-        return [found[id] for id in dict.fromkeys(ids) if id in found]
+        adapter, _ = self._sync_adapter("get_by_ids")
+        found = adapter.read_many([self._checked_id(id) for id in ids])
+        return [self._entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
         """Delete these documents (``None``: every document of this namespace)."""
-        client, layout = self._sync("delete")
         if ids is None:
+            client, _ = self._sync("delete")
             client.forget(where=self._where(), key_prefix=self.namespace)
             return True
-        for chunk in _chunked(list(ids), _ids_per_call(layout)):
-            client.forget(where=self._where(key=self._keys(chunk)), key_prefix=self.namespace)
+        adapter, _ = self._sync_adapter("delete")
+        adapter.delete_many([self._checked_id(id) for id in ids])
         return True
-
-    def _keys(self, ids: Sequence[str]) -> list[str]:
-        return [self._key(id) for id in ids]
-
-    def _by_keys(self, ids: Sequence[str]) -> dict[str, Any]:
-        return {
-            "where": self._where(key=self._keys(ids)),
-            "key_prefix": self.namespace,
-            "limit": len(ids),
-        }
 
     @classmethod
     def from_texts(
@@ -336,6 +351,11 @@ class A2MVectorStore(VectorStore):
         client = need_async(self.async_client, self, method)
         return client, await alayout_of(client)
 
+    async def _aadapter(self, method: str) -> tuple[AsyncA2MAdapter, Layout]:
+        _, layout = await self._async(method)
+        assert self._async_adapter is not None  # built with the async client
+        return self._async_adapter, layout
+
     async def aadd_texts(
         self,
         texts: Iterable[str],
@@ -348,11 +368,10 @@ class A2MVectorStore(VectorStore):
         texts = list(texts)
         if not texts:
             return []
-        client, layout = await self._async("aadd_texts")
+        adapter, layout = await self._aadapter("aadd_texts")
         vectors = await self.embedding.aembed_documents(texts)
-        chosen, chunks = self._records(layout, texts, vectors, metadatas, ids)
-        for chunk in chunks:
-            await client.remember(chunk)
+        chosen, entries = self._entries(layout, texts, vectors, metadatas, ids)
+        await adapter.write_many(entries)
         return chosen
 
     async def aadd_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
@@ -436,22 +455,18 @@ class A2MVectorStore(VectorStore):
         """The async twin of :meth:`get_by_ids`."""
         if not ids:
             return []
-        client, layout = await self._async("aget_by_ids")
-        found: dict[str, Document] = {}
-        for chunk in _chunked(list(ids), _ids_per_call(layout)):
-            result = await client.timeline(**self._by_keys(chunk))
-            found.update(_by_id(self._document(record) for record in result.records))
-        return [found[id] for id in dict.fromkeys(ids) if id in found]
+        adapter, _ = await self._aadapter("aget_by_ids")
+        found = await adapter.read_many([self._checked_id(id) for id in ids])
+        return [self._entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
 
     async def adelete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
         """The async twin of :meth:`delete`."""
-        client, layout = await self._async("adelete")
         if ids is None:
+            client, _ = await self._async("adelete")
             await client.forget(where=self._where(), key_prefix=self.namespace)
             return True
-        for chunk in _chunked(list(ids), _ids_per_call(layout)):
-            where = self._where(key=self._keys(chunk))
-            await client.forget(where=where, key_prefix=self.namespace)
+        adapter, _ = await self._aadapter("adelete")
+        await adapter.delete_many([self._checked_id(id) for id in ids])
         return True
 
     @classmethod
@@ -472,20 +487,3 @@ class A2MVectorStore(VectorStore):
         store = cls(embedding, client, async_client=async_client, namespace=namespace, agent=agent)
         await store.aadd_texts(texts, metadatas, ids=ids)
         return store
-
-
-_KEYS_PER_CALL = 200
-"""Most keys one ``where`` names: a server may compile a long any-of list into a chain of
-ORs, and SQLite refuses an expression more than 1,000 deep."""
-
-
-def _ids_per_call(layout: Layout) -> int:
-    return min(layout.max_recall_limit, _KEYS_PER_CALL)
-
-
-def _chunked(items: list[str], size: int) -> list[list[str]]:
-    return [items[start : start + size] for start in range(0, len(items), size)]
-
-
-def _by_id(documents: Iterable[Document]) -> dict[str, Document]:
-    return {document.id: document for document in documents if document.id is not None}
