@@ -44,11 +44,11 @@ class A2MVectorStore(VectorStore):
     ``memory/timeline`` checking no other namespace holds the keys and one reading the
     entries back; ``similarity_search*`` and ``max_marginal_relevance_search`` one
     ``memory/recall``; ``get_by_ids`` one ``memory/timeline``; ``delete(ids)`` one
-    ``memory/timeline`` and one ``memory/forget``; ``delete()`` one ``memory/forget``
-    (per ``max_recall_limit`` ids each). ``filter`` (a callable on the document, or a mapping of
-    metadata field to value or ``$``-operators) is applied to up to ``max_recall_limit``
-    nearest candidates, so a very selective filter on a large store may find fewer than
-    ``k``. Reads and deletes see only this store's ``namespace``; to search across
+    ``memory/timeline`` and one ``memory/forget``; ``delete()`` one ``memory/forget`` (each
+    timeline covers up to ``max_recall_limit`` keys). ``filter`` (a callable on the
+    document, or a mapping of metadata field to value or ``$``-operators) is applied to up
+    to ``max_recall_limit`` nearest candidates, so a very selective filter on a large store
+    may find fewer than ``k``. Reads and deletes see only this store's ``namespace``; to search across
     frameworks use :class:`~a2m_langchain.A2MRetriever`.
 
     ``client`` is an :class:`~a2m.A2MClient` (sync methods) or an
