@@ -19,6 +19,7 @@ from langchain_support import (
 )
 
 from a2m import A2MClient, AsyncA2MClient
+from a2m.adapter import A2MAdapter
 from a2m_langchain import A2MChatMessageHistory
 
 
@@ -195,3 +196,17 @@ async def test_runnable_with_message_history_async(aclient: AsyncA2MClient) -> N
     await chain.ainvoke({"question": "How many live there?"}, config)
     history = await A2MChatMessageHistory("s-1", aclient).aget_messages()
     assert [m.type for m in history] == ["human", "ai", "human", "ai"]
+
+
+def test_other_frameworks_read_the_conversation_as_entries(client: A2MClient) -> None:
+    A2MChatMessageHistory("conv-1", client, namespace="app/chat").add_messages(
+        [HumanMessage("the launch moved to friday"), AIMessage("noted, friday")]
+    )
+    crew = A2MAdapter(client, "crew/planning", source_framework="crewai")
+    (hit,) = crew.query(text="launch friday", top_k=1)
+    assert hit.entry.namespace == "app/chat"
+    assert hit.entry.type == "episodic"
+    assert hit.entry.value == "the launch moved to friday"
+    assert hit.entry.meta.source_framework == "langchain"
+    listed = crew.list(namespace="app/chat", recursive=True).entries
+    assert [e.value for e in listed] == ["the launch moved to friday", "noted, friday"]

@@ -160,8 +160,9 @@ def message_records(
     *,
     session: str,
 ) -> list[dict[str, Any]]:
-    """One episodic record per message: readable text as ``content``, the message exactly
-    as LangChain serializes it in ``metadata.message``. Each turn is one ``group``: a user
+    """One episodic record per message, at a fresh key beneath ``{namespace}/messages/``:
+    readable text as ``content``, the message exactly as LangChain serializes it in
+    ``metadata.message``. Each turn is one ``group``: a user
     (or system) message opens one, and the answers, tool calls and tool results after it
     join it, so they are kept or evicted together (§3.4)."""
     records = []
@@ -182,6 +183,9 @@ def message_records(
                 "episodic", session=session, **{MESSAGE_FIELD: message_to_dict(message)}
             ),
         }
+        if layout.supports("keys"):
+            # a key makes the message an entry, so adapters that read entries find it too
+            record["key"] = f"{provenance.namespace}/messages/{new_id()}"
         records.append(provenance.placed(record, layout, "episodic", session=session))
     return records
 
