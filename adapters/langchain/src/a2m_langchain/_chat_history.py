@@ -30,8 +30,9 @@ __all__ = ["A2MChatMessageHistory"]
 class A2MChatMessageHistory(BaseChatMessageHistory):
     """The messages of one conversation, kept as A2M episodic records.
 
-    Each message is one record: its readable text as ``content``, ``role`` set (user,
-    assistant, system, tool, function), ``session`` the ``session_id``, and the message
+    Each message is one record, at a fresh key beneath ``{namespace}/messages/`` (so
+    adapters reading entries find it): its readable text as ``content``, ``role`` set
+    (user, assistant, system, tool, function), ``session`` the ``session_id``, and the message
     exactly as LangChain serializes it in ``metadata.message``, so every message type —
     chunks, tool calls, ids, names, ``additional_kwargs``, ``response_metadata`` — comes
     back equal. Within one ``add_messages`` call each turn is one ``group``: a user (or
