@@ -374,15 +374,6 @@ class A2MVectorStore(VectorStore):
         await adapter.write_many(entries)
         return chosen
 
-    async def aadd_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
-        """The async twin of ``add_documents`` (on the async client, not in a thread)."""
-        ids = kwargs.pop("ids", None)
-        if ids is None and any(document.id for document in documents):
-            ids = [document.id for document in documents]
-        texts = [document.page_content for document in documents]
-        metadatas = [document.metadata for document in documents]
-        return await self.aadd_texts(texts, metadatas, ids=ids, **kwargs)
-
     async def asimilarity_search(
         self, query: str, k: int = 4, filter: _filters.DocumentFilter | None = None, **kwargs: Any
     ) -> list[Document]:
