@@ -188,3 +188,19 @@ async def test_async_twins(aclient: AsyncA2MClient) -> None:
     assert await store.aget_by_ids(["doc-2"]) == []
     await store.adelete()
     assert await store.asimilarity_search("pet", k=5) == []
+
+
+@pytest.mark.parametrize("lambda_mult", [0.0, 0.3, 0.5, 1.0])
+def test_mmr_picks_what_langchains_own_mmr_picks(lambda_mult: float) -> None:
+    import numpy as np
+    from langchain_core.vectorstores.utils import maximal_marginal_relevance as theirs
+
+    from a2m_langchain._vectorstore import maximal_marginal_relevance as ours
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        vectors = rng.normal(size=(30, 8)).tolist()
+        query = rng.normal(size=8).tolist()
+        expected = theirs(np.array(query), vectors, lambda_mult=lambda_mult, k=6)
+        assert ours(query, vectors, 6, lambda_mult) == expected
+    assert ours([1.0, 0.0], [], 3, 0.5) == []

@@ -3,6 +3,7 @@ addressed by key, carrying the caller's vectors verbatim."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -189,28 +190,13 @@ class A2MVectorStore(VectorStore):
         filter: _filters.DocumentFilter | None,
         fetch_k: int,
     ) -> list[Document]:
-        from langchain_core.vectorstores.utils import maximal_marginal_relevance
-
         candidates: list[tuple[list[float], Document]] = [
             (record.embedding, document)
             for record in records
             if record.embedding is not None
             and _filters.matches(filter, document := self._document(record))
         ][:fetch_k]
-        if not candidates:
-            return []
-        try:
-            import numpy as np
-        except ImportError as exc:
-            raise ImportError(
-                "max_marginal_relevance_search needs numpy: pip install numpy"
-            ) from exc
-        chosen = maximal_marginal_relevance(
-            np.array(vector, dtype=float),
-            [vector for vector, _ in candidates],
-            k=k,
-            lambda_mult=lambda_mult,
-        )
+        chosen = maximal_marginal_relevance(vector, [v for v, _ in candidates], k, lambda_mult)
         return [candidates[index][1] for index in chosen]
 
     # --- sync ----------------------------------------------------------------------------
@@ -478,3 +464,35 @@ class A2MVectorStore(VectorStore):
         store = cls(embedding, client, async_client=async_client, namespace=namespace, agent=agent)
         await store.aadd_texts(texts, metadatas, ids=ids)
         return store
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
+
+
+def maximal_marginal_relevance(
+    query: Sequence[float], vectors: Sequence[Sequence[float]], k: int, lambda_mult: float
+) -> list[int]:
+    """The indices of ``k`` of ``vectors`` near ``query`` and far from each other, picked as
+    ``langchain_core.vectorstores.utils.maximal_marginal_relevance`` picks them (which
+    needs numpy; a few thousand products do not)."""
+    if not vectors or k <= 0:
+        return []
+    to_query = [_cosine(query, vector) for vector in vectors]
+    chosen = [max(range(len(vectors)), key=to_query.__getitem__)]
+    nearest_chosen = [_cosine(vector, vectors[chosen[0]]) for vector in vectors]
+    while len(chosen) < min(k, len(vectors)):
+        best, pick = -math.inf, -1
+        for index, relevance in enumerate(to_query):
+            if index in chosen:
+                continue
+            score = lambda_mult * relevance - (1 - lambda_mult) * nearest_chosen[index]
+            if score > best:
+                best, pick = score, index
+        chosen.append(pick)
+        nearest_chosen = [
+            max(near, _cosine(vector, vectors[pick]))
+            for near, vector in zip(nearest_chosen, vectors, strict=True)
+        ]
+    return chosen
