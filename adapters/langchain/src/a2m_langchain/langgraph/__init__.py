@@ -26,10 +26,12 @@ from ._addressing import (  # noqa: E402
     encode_segment,
 )
 from ._items import ValueRefused  # noqa: E402
+from ._saver import A2MSaver  # noqa: E402
 from ._store import A2MStore, AsyncA2MStore  # noqa: E402
 
 __all__ = [
     "SUPPORTED",
+    "A2MSaver",
     "A2MStore",
     "AddressError",
     "AsyncA2MStore",
