@@ -31,7 +31,8 @@ def _check(report: object) -> None:
     assert not failures, failures
     assert report.passed_all_base()  # type: ignore[attr-defined]
     for extended in ("copy_thread", "delete_for_runs", "prune"):
-        assert results[extended].detected and results[extended].passed, extended
+        assert results[extended].detected, extended
+        assert results[extended].passed, extended
 
 
 def test_conformance_async_client_in_process(server: A2MServer) -> None:
