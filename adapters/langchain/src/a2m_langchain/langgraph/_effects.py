@@ -13,7 +13,7 @@ from typing import Any, Final, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-from a2m import A2MClient, AsyncA2MClient, DescribeResult
+from a2m import A2MClient, AsyncA2MClient, CapabilityNotSupported, DescribeResult
 
 __all__ = ["DESCRIBE", "Call", "Embed", "Layout", "Plan", "adrive", "drive"]
 
@@ -65,8 +65,6 @@ class Layout:
         limits = description.limits
         capabilities = frozenset(description.capabilities)
         if "keys" not in capabilities:
-            from a2m import CapabilityNotSupported
-
             raise CapabilityNotSupported(
                 "LangGraph items and checkpoints are addressed by key, and this server does "
                 "not declare the 'keys' capability; use a server that does",
@@ -82,16 +80,22 @@ class Layout:
 
 
 def drive(plan: Plan[T], client: A2MClient, embeddings: Embeddings | None) -> T:
-    """Run ``plan`` to its end over a synchronous client."""
+    """Run ``plan`` to its end over a synchronous client. A call the client refuses
+    unsent (:class:`~a2m.CapabilityNotSupported`) is raised inside the plan, which may
+    fall back to calls the server can carry."""
     try:
         effect = next(plan)
         while True:
-            if isinstance(effect, Call):
-                result: Any = getattr(client, effect.method)(**effect.params)
-            elif isinstance(effect, Embed):
-                result = _embed(embeddings, effect)
-            else:
-                result = client.description or client.describe()
+            try:
+                if isinstance(effect, Call):
+                    result: Any = getattr(client, effect.method)(**effect.params)
+                elif isinstance(effect, Embed):
+                    result = _embed(embeddings, effect)
+                else:
+                    result = client.description or client.describe()
+            except CapabilityNotSupported as refused:
+                effect = plan.throw(refused)
+                continue
             effect = plan.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
@@ -102,12 +106,16 @@ async def adrive(plan: Plan[T], client: AsyncA2MClient, embeddings: Embeddings |
     try:
         effect = next(plan)
         while True:
-            if isinstance(effect, Call):
-                result: Any = await getattr(client, effect.method)(**effect.params)
-            elif isinstance(effect, Embed):
-                result = await _aembed(embeddings, effect)
-            else:
-                result = client.description or await client.describe()
+            try:
+                if isinstance(effect, Call):
+                    result: Any = await getattr(client, effect.method)(**effect.params)
+                elif isinstance(effect, Embed):
+                    result = await _aembed(embeddings, effect)
+                else:
+                    result = client.description or await client.describe()
+            except CapabilityNotSupported as refused:
+                effect = plan.throw(refused)
+                continue
             effect = plan.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]

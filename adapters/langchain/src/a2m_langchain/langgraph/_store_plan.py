@@ -34,7 +34,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import InvalidNamespaceError as InvalidNamespace
 
-from a2m import Record
+from a2m import CapabilityNotSupported, Record
 from a2m_types import format_timestamp
 
 from ._addressing import item_address, namespace_path
@@ -146,7 +146,16 @@ def _read_addresses(addresses: Sequence[str], layout: Layout) -> Plan[dict[str, 
     step = layout.max_recall_limit
     for start in range(0, len(unique), step):
         chunk = unique[start : start + step]
-        result = yield Call("timeline", {"where": {"key": chunk}, "limit": len(chunk)})
+        try:
+            result = yield Call("timeline", {"where": {"key": chunk}, "limit": len(chunk)})
+        except CapabilityNotSupported:
+            # A server of the REST draft alone filters on nothing but namespace and type:
+            # there, one fetch per address.
+            for address in chunk:
+                fetched = yield Call("fetch", {"key": address})
+                if fetched.record is not None:
+                    found[address] = fetched.record
+            continue
         for record in result.records:
             if record.key is not None:
                 found.setdefault(record.key, record)
@@ -302,7 +311,14 @@ def _write(puts: list[PutOp], settings: StoreSettings, layout: Layout) -> Plan[N
     vectors = yield from _vectors(kept, settings)
     records = [_record(op, vectors.get(i), settings, layout) for i, op in enumerate(kept)]
     if doomed:
-        yield Call("forget", {"where": {"key": doomed}})
+        try:
+            yield Call("forget", {"where": {"key": doomed}})
+        except CapabilityNotSupported:  # the REST draft alone: one delete per address
+            for op in puts:
+                if op.value is None:
+                    space = namespace_path(op.namespace, settings.root)
+                    where = {"key": item_address(op.namespace, op.key, settings.root)}
+                    yield Call("forget", {"where": {**where, "namespace": space}})
     if records:
         yield from _remember(records, layout)
 
@@ -349,7 +365,6 @@ def _record(
     record: dict[str, Any] = {
         "key": item_address(op.namespace, op.key, settings.root),
         "content": readable_content(value, layout.max_content_length),
-        "role": "memory",
         "metadata": metadata,
     }
     tier = layout.tier_for_kind.get("semantic")
