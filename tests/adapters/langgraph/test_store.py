@@ -304,3 +304,16 @@ def test_async_store_matches_the_sync_one(server: A2MServer) -> None:
     asyncio.run(run())
     with A2MClient.in_process(server) as sync_client:
         assert A2MStore(sync_client).get(("a",), "k") is None
+
+
+def test_every_tuple_is_addressable_even_long_ones(client: A2MClient) -> None:
+    ours, theirs = _both(client)
+    long_label, long_key = "Ünïcode/" * 40, "key/" * 200
+    for store in (ours, theirs):
+        store.put(("docs", long_label), long_key, {"v": 1})
+        store.put(("docs", long_label), "short", {"v": 2})
+    assert view([ours.get(("docs", long_label), long_key)]) == view(
+        [theirs.get(("docs", long_label), long_key)]
+    )
+    assert view(ours.search(("docs", long_label))) == view(theirs.search(("docs", long_label)))
+    assert ours.list_namespaces(prefix=("docs",)) == [("docs", long_label)]

@@ -12,10 +12,16 @@ else — capitals, ``/``, unicode, the empty string, a REST route word — is wr
 
 A key may hold any character but ``/`` and control characters, and may not be ``.`` or
 ``..``; a key outside that, or starting with ``%``, is written ``%`` followed by the key
-with ``%``, ``/`` and control characters percent-escaped: ``"a/b"`` is ``%a%2fb``."""
+with ``%``, ``/`` and control characters percent-escaped: ``"a/b"`` is ``%a%2fb``.
+
+A label whose escape would pass 64 characters becomes ``--_`` and a hash of it (a key past
+256, ``%_`` and a hash), forms no escape produces; the record then carries the real
+names in ``metadata.langgraph_namespace`` / ``metadata.langgraph_key``, so every tuple of
+strings is addressable and prefix searches still narrow on the hashed segment."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -23,12 +29,15 @@ from typing import Any
 from a2m_types.rest import MAX_KEY_LENGTH, MAX_NAMESPACE_LENGTH, ROUTE_WORDS
 
 __all__ = [
+    "NAMES_KEY",
+    "NAMES_NAMESPACE",
     "AddressError",
     "decode_key",
     "decode_segment",
     "encode_key",
     "encode_segment",
     "item_address",
+    "names_needed",
     "namespace_path",
     "parse_address",
 ]
@@ -41,6 +50,10 @@ _ESCAPED_IN_KEY = re.compile(r"[%/\x00-\x1f\x7f]")
 _KEY_ESCAPE = re.compile(r"%([0-9a-f]{2})")
 _SEGMENT_ESCAPE = re.compile(r"-([0-9a-f]{2})")
 _SEGMENT_BODY = re.compile(r"(?:[a-z0-9_]|-[0-9a-f]{2})*")
+_SEGMENT_LIMIT = 64
+_KEY_LIMIT = 256
+NAMES_NAMESPACE = "langgraph_namespace"
+NAMES_KEY = "langgraph_key"
 
 
 class AddressError(ValueError):
@@ -60,7 +73,21 @@ def encode_segment(segment: str) -> str:
         char if char in _KEPT_IN_SEGMENT else "".join(f"-{b:02x}" for b in char.encode())
         for char in segment
     )
+    if len(body) + len(_SEGMENT_MARK) > _SEGMENT_LIMIT:
+        return _SEGMENT_MARK + "_" + _digest(segment)
     return _SEGMENT_MARK + body
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _hashed_segment(segment: str) -> bool:
+    return segment.startswith(_SEGMENT_MARK + "_")
+
+
+def _hashed_key(key: str) -> bool:
+    return key.startswith(_KEY_MARK + "_")
 
 
 def decode_segment(segment: str) -> str:
@@ -85,9 +112,22 @@ def encode_key(key: str) -> str:
         and not key.startswith(_KEY_MARK)
         and not _ESCAPED_IN_KEY.search(key)
     )
-    if plain:
-        return key
-    return _KEY_MARK + _ESCAPED_IN_KEY.sub(lambda m: f"%{ord(m.group()):02x}", key)
+    encoded = (
+        key if plain else _KEY_MARK + _ESCAPED_IN_KEY.sub(lambda m: f"%{ord(m.group()):02x}", key)
+    )
+    if len(encoded) > _KEY_LIMIT:
+        return _KEY_MARK + "_" + _digest(key)
+    return encoded
+
+
+def names_needed(namespace: Sequence[str], key: str) -> dict[str, Any]:
+    """The ``metadata`` a record needs to name its item, when a label or the key was too
+    long to spell out in the address (else nothing)."""
+    if any(_hashed_segment(encode_segment(label)) for label in namespace) or _hashed_key(
+        encode_key(key)
+    ):
+        return {NAMES_NAMESPACE: list(namespace), NAMES_KEY: key}
+    return {}
 
 
 def decode_key(key: str) -> str:
@@ -128,6 +168,9 @@ def parse_address(
 
     ``metadata.namespace`` (what adapters write) says where the namespace ends when the
     key lies beneath it; otherwise the key's last segment is the item key."""
+    named = _named(a2m_key, metadata, root)
+    if named is not None:
+        return named
     stated = metadata.get("namespace") if metadata else None
     if isinstance(stated, str) and stated and a2m_key.startswith(stated + "/"):
         space, key = stated, a2m_key[len(stated) + 1 :]
@@ -139,3 +182,19 @@ def parse_address(
     if segments[: len(root)] != list(root) or len(segments) == len(root):
         return None
     return tuple(decode_segment(s) for s in segments[len(root) :]), decode_key(key)
+
+
+def _named(
+    a2m_key: str, metadata: Mapping[str, Any] | None, root: Sequence[str]
+) -> tuple[tuple[str, ...], str] | None:
+    names, key = (metadata or {}).get(NAMES_NAMESPACE), (metadata or {}).get(NAMES_KEY)
+    if not (isinstance(names, list) and names and isinstance(key, str)):
+        return None
+    if not all(isinstance(label, str) for label in names):
+        return None
+    try:
+        if item_address(names, key, root) != a2m_key:
+            return None
+    except AddressError:
+        return None
+    return tuple(names), key

@@ -37,7 +37,7 @@ from langgraph.store.base import InvalidNamespaceError as InvalidNamespace
 from a2m import CapabilityNotSupported, Record
 from a2m_types import format_timestamp
 
-from ._addressing import item_address, namespace_path
+from ._addressing import item_address, names_needed, namespace_path
 from ._effects import DESCRIBE, Call, Embed, Layout, Plan
 from ._items import (
     RESERVED_ROOT,
@@ -359,6 +359,7 @@ def _record(
     }
     if settings.agent is not None:
         metadata["source_agent"] = settings.agent
+    metadata.update(names_needed(op.namespace, op.key))
     ttl = ttl_seconds(op.ttl)
     if ttl is not None:
         metadata["ttl_s"] = ttl
