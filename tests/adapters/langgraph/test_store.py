@@ -317,3 +317,14 @@ def test_every_tuple_is_addressable_even_long_ones(client: A2MClient) -> None:
     )
     assert view(ours.search(("docs", long_label))) == view(theirs.search(("docs", long_label)))
     assert ours.list_namespaces(prefix=("docs",)) == [("docs", long_label)]
+
+
+def test_filtered_semantic_search_matches_inmemory(client: A2MClient) -> None:
+    index = {"dims": 64, "embed": WordHashEmbeddings(), "fields": ["text"]}
+    ours, theirs = _both(client, index=index)
+    _fill(ours, theirs)
+    for filter in [{"tag": "red"}, {"n": {"$gt": 1}}, {"nested": {"x": 2}}]:
+        for query in ["python", "rust ownership"]:
+            got = ours.search(("docs",), query=query, filter=filter, limit=4)
+            want = theirs.search(("docs",), query=query, filter=filter, limit=4)
+            assert same_ranking(got, want), (filter, query)

@@ -5,7 +5,8 @@ before the batch, then the batch's writes apply, the last write to an address wi
 Its calls, whatever the number of operations:
 
 - all ``GetOp``: one ``memory/timeline`` naming their keys (per ``max_recall_limit``);
-- each ``SearchOp``: one ``memory/recall`` (with a query) or one ``memory/timeline``;
+- each ``SearchOp``: one ``memory/recall`` (with a query; a semantic one with a filter
+  adds one ``memory/timeline`` for the winners' vectors) or one ``memory/timeline``;
 - each ``ListNamespacesOp``: one ``memory/timeline`` beneath its literal prefix;
 - all ``PutOp`` with a value: one embedding call and one ``memory/remember`` (per
   ``max_records_per_call``); all deletes: one ``memory/forget``;
@@ -180,23 +181,37 @@ def _search(
         return []
     if op.query and settings.fields is not None:
         [vector] = yield Embed([op.query], query=True)
-        wanted = max(window * _OVERFETCH, _MIN_CANDIDATES) if not op.filter else 0
-        result = yield Call(
-            "recall",
-            {
-                "embedding": [float(x) for x in vector],
-                "key_prefix": prefix,
-                "limit": min(wanted or layout.max_recall_limit, layout.max_recall_limit),
-                "embeddings": True,
-            },
-        )
+        query_vector = [float(x) for x in vector]
+        candidates = min(max(window * _OVERFETCH, _MIN_CANDIDATES), layout.max_recall_limit)
+        params = {"embedding": query_vector, "key_prefix": prefix}
+        if not op.filter:
+            result = yield Call("recall", {**params, "limit": candidates, "embeddings": True})
+            records = list(result.records)
+        else:
+            # Filtered here: rank every candidate, keep the best that pass, and fetch only
+            # their vectors to score them exactly.
+            result = yield Call("recall", {**params, "limit": layout.max_recall_limit})
+            passing = [r for r in result.records if _hit(r, op, settings) is not None]
+            records = passing[:candidates]
+            if records:
+                vectors = yield Call(
+                    "timeline",
+                    {
+                        "where": {"id": [r.id for r in records]},
+                        "embeddings": True,
+                        "limit": len(records),
+                    },
+                )
+                by_id = {r.id: r.embedding for r in vectors.records}
+                for record in records:
+                    record.embedding = by_id.get(record.id)
         scored: list[tuple[float, int, SearchItem, Record]] = []
         unscored: list[tuple[SearchItem, Record]] = []
-        for rank, record in enumerate(result.records):
+        for rank, record in enumerate(records):
             item = _hit(record, op, settings)
             if item is None:
                 continue
-            similarity = cosine(vector, record.embedding) if record.embedding else None
+            similarity = cosine(query_vector, record.embedding) if record.embedding else None
             if similarity is None:
                 unscored.append((item, record))
             else:
