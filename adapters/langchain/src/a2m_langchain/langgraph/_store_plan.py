@@ -79,7 +79,7 @@ def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]
     ops = list(ops)
     puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
     for op in ops:
-        _check(op)
+        _check(op, settings.root)
         if isinstance(op, PutOp):
             puts[(op.namespace, op.key)] = op
     if settings.layout is None:
@@ -117,7 +117,7 @@ def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]
     return results
 
 
-def _check(op: Op) -> None:
+def _check(op: Op, root: tuple[str, ...]) -> None:
     if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
         raise ValueError(f"unknown operation type: {type(op).__name__}")
     validate_op_namespace(op)
@@ -130,7 +130,7 @@ def _check(op: Op) -> None:
             )
         if op.value is not None:
             checked_value(op.value)
-        item_address(op.namespace, op.key)
+        item_address(op.namespace, op.key, root)
     elif isinstance(op, SearchOp):
         check_filter(op.filter)
         if op.limit < 0 or op.offset < 0:
