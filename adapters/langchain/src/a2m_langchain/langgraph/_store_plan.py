@@ -46,6 +46,7 @@ from ._items import (
     check_filter,
     checked_value,
     cosine,
+    item_value,
     matches_filter,
     readable_content,
     to_item,
@@ -244,10 +245,11 @@ def _search(
 
 
 def _hit(record: Record, op: SearchOp, settings: StoreSettings) -> SearchItem | None:
+    # The filter first: it is cheaper than building the item, and most records fail it.
+    if record.key is None or not matches_filter(item_value(record), op.filter):
+        return None
     item = to_item(record, settings.root, search=True)
     if item is None or item.namespace[: len(op.namespace_prefix)] != op.namespace_prefix:
-        return None
-    if not matches_filter(item.value, op.filter):
         return None
     return cast(SearchItem, item)
 
