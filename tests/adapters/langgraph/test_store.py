@@ -328,3 +328,17 @@ def test_filtered_semantic_search_matches_inmemory(client: A2MClient) -> None:
             got = ours.search(("docs",), query=query, filter=filter, limit=4)
             want = theirs.search(("docs",), query=query, filter=filter, limit=4)
             assert same_ranking(got, want), (filter, query)
+
+
+def test_scores_are_the_same_without_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from a2m_langchain.langgraph import _items
+
+    vectors = [[1.0, 0.0, 2.0], [0.0, 0.0, 0.0], None, [1.0, 1.0], [-3.0, 0.5, 1.0]]
+    with_numpy = _items.cosines([1.0, 2.0, 3.0], vectors)
+    monkeypatch.setattr(_items, "_numpy", lambda: None)
+    without = _items.cosines([1.0, 2.0, 3.0], vectors)
+    assert without[2] is None
+    assert without[3] is None
+    assert without[1] == 0.0
+    for a, b in zip(with_numpy, without, strict=True):
+        assert (a is None and b is None) or abs(a - b) < 1e-12  # type: ignore[operator]

@@ -6,6 +6,7 @@ lexical recall ranks), ``role`` ``memory``, and its TTL as ``metadata.ttl_s``.""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -23,7 +24,7 @@ __all__ = [
     "RESERVED_ROOT",
     "ValueRefused",
     "checked_value",
-    "cosine",
+    "cosines",
     "item_value",
     "matches_filter",
     "readable_content",
@@ -192,11 +193,42 @@ def check_filter(filter: Mapping[str, Any] | None) -> None:
                     raise ValueError(f"unsupported filter operator {name!r}")
 
 
-def cosine(left: Sequence[float], right: Sequence[float]) -> float | None:
-    """Cosine similarity, as LangGraph's stores score a semantic search; ``None`` when the
-    vectors cannot be compared (different widths)."""
-    if len(left) != len(right):
+def cosines(
+    query: Sequence[float], vectors: Sequence[Sequence[float] | None]
+) -> list[float | None]:
+    """Cosine similarity of each vector to ``query``, as LangGraph's stores score a
+    semantic search (with numpy when it is installed, as they do); ``None`` for a missing
+    vector or one of another width."""
+    comparable = [i for i, v in enumerate(vectors) if v is not None and len(v) == len(query)]
+    scores: list[float | None] = [None] * len(vectors)
+    if not comparable:
+        return scores
+    numpy = _numpy()
+    if numpy is not None:
+        matrix = numpy.asarray([vectors[i] for i in comparable], dtype=float)
+        q = numpy.asarray(query, dtype=float)
+        norms = numpy.linalg.norm(matrix, axis=1) * numpy.linalg.norm(q)
+        dots = matrix @ q
+        safe = numpy.where(norms == 0, 1.0, norms)
+        values = numpy.where(norms == 0, 0.0, dots / safe).tolist()
+    else:
+        q_norm = math.sqrt(sum(x * x for x in query))
+        values = []
+        for i in comparable:
+            vector = vectors[i]
+            assert vector is not None
+            norm = math.sqrt(sum(x * x for x in vector)) * q_norm
+            dot = sum(a * b for a, b in zip(query, vector, strict=True))
+            values.append(dot / norm if norm else 0.0)
+    for i, value in zip(comparable, values, strict=True):
+        scores[i] = float(value)
+    return scores
+
+
+@functools.cache
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:
         return None
-    dot = sum(a * b for a, b in zip(left, right, strict=True))
-    norm = math.sqrt(sum(a * a for a in left)) * math.sqrt(sum(b * b for b in right))
-    return dot / norm if norm else 0.0
+    return numpy

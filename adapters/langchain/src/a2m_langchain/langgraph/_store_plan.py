@@ -45,7 +45,7 @@ from ._items import (
     VALUE_UPDATED_AT,
     check_filter,
     checked_value,
-    cosine,
+    cosines,
     item_value,
     matches_filter,
     readable_content,
@@ -208,11 +208,11 @@ def _search(
                     record.embedding = by_id.get(record.id)
         scored: list[tuple[float, int, SearchItem, Record]] = []
         unscored: list[tuple[SearchItem, Record]] = []
-        for rank, record in enumerate(records):
+        similarities = cosines(query_vector, [r.embedding for r in records])
+        for rank, (record, similarity) in enumerate(zip(records, similarities, strict=True)):
             item = _hit(record, op, settings)
             if item is None:
                 continue
-            similarity = cosine(query_vector, record.embedding) if record.embedding else None
             if similarity is None:
                 unscored.append((item, record))
             else:
