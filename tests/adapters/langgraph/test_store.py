@@ -342,3 +342,12 @@ def test_scores_are_the_same_without_numpy(monkeypatch: pytest.MonkeyPatch) -> N
     assert without[1] == 0.0
     for a, b in zip(with_numpy, without, strict=True):
         assert (a is None and b is None) or abs(a - b) < 1e-12  # type: ignore[operator]
+
+
+def test_a_thousand_gets_and_deletes_in_one_batch(client: A2MClient) -> None:
+    store = A2MStore(client)
+    store.batch([PutOp(("n",), f"k{i}", {"i": i}) for i in range(1000)])
+    found = store.batch([GetOp(("n",), f"k{i}") for i in range(1000)])
+    assert [r.value["i"] for r in found] == list(range(1000))  # type: ignore[union-attr]
+    store.batch([PutOp(("n",), f"k{i}", None) for i in range(1000)])
+    assert store.search(("n",)) == []

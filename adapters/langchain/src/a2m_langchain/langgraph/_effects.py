@@ -56,6 +56,13 @@ class Layout:
     max_records_per_call: int
     max_content_length: int
 
+    @property
+    def keys_per_call(self) -> int:
+        """How many keys (or ids) one ``where`` names: at most ``max_recall_limit``, and at
+        most 500, since a server may compile each into an SQL alternative and SQLite
+        refuses an expression a thousand deep."""
+        return min(self.max_recall_limit, 500)
+
     @classmethod
     def of(cls, description: DescribeResult) -> Layout:
         tiers: dict[str, str] = {}

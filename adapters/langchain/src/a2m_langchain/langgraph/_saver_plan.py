@@ -384,11 +384,14 @@ def plan_list(
         return []
     groups = [record.key for record, _ in chosen if record.key]
     writes: dict[str, list[Record]] = {group: [] for group in groups}
-    step = layout.max_recall_limit
+    step = 100  # checkpoints per call: room for several writes each within one page
     for start in range(0, len(groups), step):
         found = yield Call(
             "timeline",
-            {"where": {"group": groups[start : start + step], "langgraph": "write"}, "limit": step},
+            {
+                "where": {"group": groups[start : start + step], "langgraph": "write"},
+                "limit": layout.max_recall_limit,
+            },
         )
         for record in found.records:
             if record.group in writes:
@@ -453,8 +456,13 @@ def plan_delete_for_runs(run_ids: Sequence[str], settings: SaverSettings) -> Pla
         },
     )
     groups = [record.group for record in result.records if record.group]
-    if groups:
-        yield Call("forget", {"where": {"group": groups}})
+    yield from _forget_groups(groups, layout)
+
+
+def _forget_groups(groups: list[str], layout: Layout) -> Plan[None]:
+    step = layout.keys_per_call
+    for start in range(0, len(groups), step):
+        yield Call("forget", {"where": {"group": groups[start : start + step]}})
 
 
 def plan_prune(thread_ids: Sequence[str], strategy: str, settings: SaverSettings) -> Plan[None]:
@@ -492,5 +500,4 @@ def plan_prune(thread_ids: Sequence[str], strategy: str, settings: SaverSettings
             and str((record.metadata or {})["checkpoint_id"])
             != newest[str((record.metadata or {}).get("checkpoint_ns") or "")]
         ]
-        if doomed:
-            yield Call("forget", {"where": {"group": doomed}})
+        yield from _forget_groups(doomed, layout)

@@ -145,7 +145,7 @@ def _read_addresses(addresses: Sequence[str], layout: Layout) -> Plan[dict[str, 
     """The records at ``addresses``, in as few timeline calls as the server allows."""
     unique = list(dict.fromkeys(addresses))
     found: dict[str, Record] = {}
-    step = layout.max_recall_limit
+    step = layout.keys_per_call
     for start in range(0, len(unique), step):
         chunk = unique[start : start + step]
         try:
@@ -194,18 +194,16 @@ def _search(
             result = yield Call("recall", {**params, "limit": layout.max_recall_limit})
             passing = [r for r in result.records if _hit(r, op, settings) is not None]
             records = passing[:candidates]
-            if records:
+            by_id: dict[str, list[float] | None] = {}
+            for start in range(0, len(records), layout.keys_per_call):
+                chunk = [r.id for r in records[start : start + layout.keys_per_call]]
                 vectors = yield Call(
                     "timeline",
-                    {
-                        "where": {"id": [r.id for r in records]},
-                        "embeddings": True,
-                        "limit": len(records),
-                    },
+                    {"where": {"id": chunk}, "embeddings": True, "limit": len(chunk)},
                 )
-                by_id = {r.id: r.embedding for r in vectors.records}
-                for record in records:
-                    record.embedding = by_id.get(record.id)
+                by_id.update((r.id, r.embedding) for r in vectors.records)
+            for record in records:
+                record.embedding = by_id.get(record.id)
         scored: list[tuple[float, int, SearchItem, Record]] = []
         unscored: list[tuple[SearchItem, Record]] = []
         similarities = cosines(query_vector, [r.embedding for r in records])
@@ -299,17 +297,21 @@ def _note_refresh(refresh: dict[str, Record], record: Record | None) -> None:
 def _refresh(records: list[Record], layout: Layout) -> Plan[None]:
     """Rewrite records whose TTL a read refreshes: the server counts a TTL from the last
     write. Their vectors are fetched first, since a rewrite without one would drop it."""
-    result = yield Call(
-        "timeline",
-        {"where": {"id": [r.id for r in records]}, "embeddings": True, "limit": len(records)},
-    )
+    fetched: list[Record] = []
+    step = layout.keys_per_call
+    for start in range(0, len(records), step):
+        chunk = [r.id for r in records[start : start + step]]
+        result = yield Call(
+            "timeline", {"where": {"id": chunk}, "embeddings": True, "limit": len(chunk)}
+        )
+        fetched += result.records
     rewrites = []
-    for record in result.records:
+    for record in fetched:
         wire = record.model_dump(mode="json", exclude_none=True)
         metadata = dict(record.metadata or {})
         stamp = (record.model_extra or {}).get("updated_at")
         metadata.setdefault(VALUE_UPDATED_AT, stamp or format_timestamp(record.created_at))
-        rewrite = {
+        rewrite: dict[str, Any] = {
             name: wire[name]
             for name in ("content", "key", "role", "group", "tier", "owner", "session", "embedding")
             if name in wire
@@ -323,19 +325,25 @@ def _refresh(records: list[Record], layout: Layout) -> Plan[None]:
 
 
 def _write(puts: list[PutOp], settings: StoreSettings, layout: Layout) -> Plan[None]:
-    doomed = [item_address(op.namespace, op.key, settings.root) for op in puts if op.value is None]
+    doomed = [
+        (
+            item_address(op.namespace, op.key, settings.root),
+            namespace_path(op.namespace, settings.root),
+        )
+        for op in puts
+        if op.value is None
+    ]
     kept = [op for op in puts if op.value is not None]
     vectors = yield from _vectors(kept, settings)
     records = [_record(op, vectors.get(i), settings, layout) for i, op in enumerate(kept)]
-    if doomed:
+    step = layout.keys_per_call
+    for start in range(0, len(doomed), step):
+        chunk = doomed[start : start + step]
         try:
-            yield Call("forget", {"where": {"key": doomed}})
+            yield Call("forget", {"where": {"key": [address for address, _ in chunk]}})
         except CapabilityNotSupported:  # the REST draft alone: one delete per address
-            for op in puts:
-                if op.value is None:
-                    space = namespace_path(op.namespace, settings.root)
-                    where = {"key": item_address(op.namespace, op.key, settings.root)}
-                    yield Call("forget", {"where": {**where, "namespace": space}})
+            for address, space in chunk:
+                yield Call("forget", {"where": {"key": address, "namespace": space}})
     if records:
         yield from _remember(records, layout)
 
