@@ -114,3 +114,23 @@ def test_thread_resumes_after_the_process_restarts(tmp_path: Path) -> None:
         contents = [m.content for m in resumed["messages"]]
         assert contents[0] == "we moved to Lyon"  # the old turn came back from A2M
         assert contents[-4:] == ["where is it?", "", "the office is in Lyon", "In Lyon."]
+
+
+def test_sync_tools_in_an_async_graph_reach_the_async_store(server: A2MServer) -> None:
+    # LangGraph runs a synchronous tool in a worker thread: its store calls must cross
+    # back onto the loop the async store runs on.
+    async def run() -> None:
+        async with AsyncA2MClient.in_process(server) as memory:
+            store, saver = AsyncA2MStore(memory), A2MSaver(memory)
+            turns = script(
+                call("save_memory", "c1", text="the build cache lives in s3"),
+                "Noted.",
+                call("recall_memories", "c2", query="build cache"),
+                "In s3.",
+            )
+            agent = build_agent(turns, store=store, checkpointer=saver)
+            await agent.ainvoke({"messages": [HumanMessage("note it")]}, _thread("s-1"))
+            second = await agent.ainvoke({"messages": [HumanMessage("where?")]}, _thread("s-2"))
+            assert _tool_results(second) == ["the build cache lives in s3"]
+
+    asyncio.run(run())

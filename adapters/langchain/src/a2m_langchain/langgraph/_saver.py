@@ -74,7 +74,7 @@ class A2MSaver(BaseCheckpointSaver[str]):
             agent=agent,
             transcript=transcript,
         )
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: asyncio.AbstractEventLoop | None = _running_loop()
 
     # --- the two drivers ----------------------------------------------------------------
 
@@ -240,3 +240,12 @@ class A2MSaver(BaseCheckpointSaver[str]):
 
 def _close(thread_id: str) -> Plan[None]:
     yield Call("close_session", {"session": str(thread_id)})
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop a constructor runs on, if any: synchronous calls from worker threads are
+    sent there (only looked at, never started)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

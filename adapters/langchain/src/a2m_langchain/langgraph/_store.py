@@ -99,9 +99,10 @@ class A2MStore(BaseStore):
 class AsyncA2MStore(BaseStore):
     """:class:`A2MStore` over an :class:`~a2m.AsyncA2MClient`: ``abatch`` is native.
 
-    The synchronous methods work from another thread while the store's event loop runs
-    (as when LangGraph runs a synchronous tool in a worker thread of an async graph);
-    called on the loop itself they would deadlock it, so they raise instead."""
+    The synchronous methods work from another thread while the store's event loop (the
+    one it was made on, or last ran on) runs — as when LangGraph runs a synchronous tool in
+    a worker thread of an async graph; called on the loop itself they would deadlock it,
+    so they raise instead."""
 
     supports_ttl: bool = True
 
@@ -120,7 +121,7 @@ class AsyncA2MStore(BaseStore):
         self.index_config = self._config.index_config
         self.embeddings = self._config.embeddings
         self.ttl_config = ttl
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: asyncio.AbstractEventLoop | None = _running_loop()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in a bounded number of A2M calls (see the module docs)."""
@@ -146,3 +147,12 @@ class AsyncA2MStore(BaseStore):
             )
         future = asyncio.run_coroutine_threadsafe(self.abatch(list(ops)), loop)
         return future.result()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop a constructor runs on, if any: synchronous calls from worker threads are
+    sent there (only looked at, never started)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -16,6 +16,7 @@ Every operation is checked before the first call, so a refused batch sends nothi
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -54,6 +55,8 @@ from ._items import (
 )
 
 __all__ = ["StoreSettings", "plan_batch"]
+
+log = logging.getLogger("a2m_langchain.langgraph")
 
 # A semantic search re-scores the server's best candidates exactly; it asks for this many
 # times the requested window (at least _MIN_CANDIDATES), as the server's own score also
@@ -170,6 +173,14 @@ def _scan(prefix: str, layout: Layout, **params: Any) -> Plan[list[Record]]:
     result = yield Call(
         "timeline", {"key_prefix": prefix, "limit": layout.max_recall_limit, **params}
     )
+    if len(result.records) >= layout.max_recall_limit:
+        log.warning(
+            "namespace %r holds more than the server's max_recall_limit (%d) records; "
+            "this listing sees the newest %d",
+            prefix,
+            layout.max_recall_limit,
+            layout.max_recall_limit,
+        )
     return list(result.records)
 
 
