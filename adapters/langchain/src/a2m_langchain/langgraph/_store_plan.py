@@ -152,7 +152,10 @@ def _read_addresses(addresses: Sequence[str], layout: Layout) -> Plan[dict[str, 
     for start in range(0, len(unique), step):
         chunk = unique[start : start + step]
         try:
-            result = yield Call("timeline", {"where": {"key": chunk}, "limit": len(chunk)})
+            # Room for more records than keys: where owners are kept, several may hold one.
+            result = yield Call(
+                "timeline", {"where": {"key": chunk}, "limit": layout.max_recall_limit}
+            )
         except CapabilityNotSupported:
             # A server of the REST draft alone filters on nothing but namespace and type:
             # there, one fetch per address.
@@ -161,9 +164,10 @@ def _read_addresses(addresses: Sequence[str], layout: Layout) -> Plan[dict[str, 
                 if fetched.record is not None:
                     found[address] = fetched.record
             continue
-        for record in result.records:
-            if record.key is not None:
-                found.setdefault(record.key, record)
+        for record in result.records:  # oldest first: a later one of a key wins…
+            held = found.get(record.key or "")
+            if record.key is not None and (held is None or held.owner is not None):
+                found[record.key] = record  # …unless an unowned one holds it, as fetch says
     return found
 
 
