@@ -5,7 +5,7 @@ before the batch, then the batch's writes apply, the last write to an address wi
 Its calls, whatever the number of operations:
 
 - all ``GetOp``: one ``memory/timeline`` naming their keys (per ``max_recall_limit``);
-- each ``SearchOp``: one ``memory/recall`` (with a query; a semantic one with a filter
+- each ``SearchOp`` (:mod:`._store_search`): one ``memory/recall`` (with a query; a semantic one with a filter
   adds one ``memory/timeline`` for the winners' vectors) or one ``memory/timeline``;
 - each ``ListNamespacesOp``: one ``memory/timeline`` beneath its literal prefix;
 - all ``PutOp`` with a value: one embedding call and one ``memory/remember`` (per
@@ -16,19 +16,16 @@ Every operation is checked before the first call, so a refused batch sends nothi
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any
 
 from langgraph.store.base import (
     GetOp,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
-    SearchItem,
     SearchOp,
     get_text_at_path,
     tokenize_path,
@@ -46,23 +43,13 @@ from ._items import (
     VALUE_UPDATED_AT,
     check_filter,
     checked_value,
-    cosines,
-    item_value,
-    matches_filter,
     readable_content,
     to_item,
     ttl_seconds,
 )
+from ._store_search import list_namespaces, search
 
 __all__ = ["StoreSettings", "plan_batch"]
-
-log = logging.getLogger("a2m_langchain.langgraph")
-
-# A semantic search re-scores the server's best candidates exactly; it asks for this many
-# times the requested window (at least _MIN_CANDIDATES), as the server's own score also
-# weighs recency and salience.
-_OVERFETCH = 4
-_MIN_CANDIDATES = 50
 
 
 @dataclass
@@ -75,7 +62,6 @@ class StoreSettings:
     source_framework: str
     agent: str | None
     layout: Layout | None = None
-    pushdown: frozenset[str] = field(default_factory=frozenset)
 
 
 def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]:
@@ -106,13 +92,13 @@ def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]
                     _note_refresh(refresh, record)
     for i, op in enumerate(ops):
         if isinstance(op, SearchOp):
-            hits = yield from _search(op, settings, layout)
+            hits = yield from search(op, settings, layout)
             results[i] = [item for item, _ in hits]
             if op.refresh_ttl:
                 for _, record in hits:
                     _note_refresh(refresh, record)
         elif isinstance(op, ListNamespacesOp):
-            results[i] = yield from _list_namespaces(op, settings, layout)
+            results[i] = yield from list_namespaces(op, settings, layout)
 
     if refresh:
         yield from _refresh(list(refresh.values()), layout)
@@ -169,136 +155,6 @@ def _read_addresses(addresses: Sequence[str], layout: Layout) -> Plan[dict[str, 
             if record.key is not None and (held is None or held.owner is not None):
                 found[record.key] = record  # …unless an unowned one holds it, as fetch says
     return found
-
-
-def _scan(prefix: str, layout: Layout, **params: Any) -> Plan[list[Record]]:
-    """Every record at or beneath A2M namespace ``prefix``, oldest first (as far back as
-    one timeline reaches: the server's ``max_recall_limit`` newest)."""
-    result = yield Call(
-        "timeline", {"key_prefix": prefix, "limit": layout.max_recall_limit, **params}
-    )
-    if len(result.records) >= layout.max_recall_limit:
-        log.warning(
-            "namespace %r holds more than the server's max_recall_limit (%d) records; "
-            "this listing sees the newest %d",
-            prefix,
-            layout.max_recall_limit,
-            layout.max_recall_limit,
-        )
-    return list(result.records)
-
-
-def _search(
-    op: SearchOp, settings: StoreSettings, layout: Layout
-) -> Plan[list[tuple[SearchItem, Record]]]:
-    prefix = namespace_path(op.namespace_prefix, settings.root)
-    window = op.offset + op.limit
-    if op.limit == 0:
-        return []
-    if op.query and settings.fields is not None:
-        [vector] = yield Embed([op.query], query=True)
-        query_vector = [float(x) for x in vector]
-        candidates = min(max(window * _OVERFETCH, _MIN_CANDIDATES), layout.max_recall_limit)
-        params = {"embedding": query_vector, "key_prefix": prefix}
-        if not op.filter:
-            result = yield Call("recall", {**params, "limit": candidates, "embeddings": True})
-            records = list(result.records)
-        else:
-            # Filtered here: rank every candidate, keep the best that pass, and fetch only
-            # their vectors to score them exactly.
-            result = yield Call("recall", {**params, "limit": layout.max_recall_limit})
-            passing = [r for r in result.records if _hit(r, op, settings) is not None]
-            records = passing[:candidates]
-            by_id: dict[str, list[float] | None] = {}
-            for start in range(0, len(records), layout.keys_per_call):
-                chunk = [r.id for r in records[start : start + layout.keys_per_call]]
-                vectors = yield Call(
-                    "timeline",
-                    {"where": {"id": chunk}, "embeddings": True, "limit": len(chunk)},
-                )
-                by_id.update((r.id, r.embedding) for r in vectors.records)
-            for record in records:
-                record.embedding = by_id.get(record.id)
-        scored: list[tuple[float, int, SearchItem, Record]] = []
-        unscored: list[tuple[SearchItem, Record]] = []
-        similarities = cosines(query_vector, [r.embedding for r in records])
-        for rank, (record, similarity) in enumerate(zip(records, similarities, strict=True)):
-            item = _hit(record, op, settings)
-            if item is None:
-                continue
-            if similarity is None:
-                unscored.append((item, record))
-            else:
-                item.score = similarity
-                scored.append((similarity, rank, item, record))
-        scored.sort(key=lambda hit: (-hit[0], hit[1]))
-        ranked = [(item, record) for _, _, item, record in scored] + unscored
-        return ranked[op.offset : window]
-    if op.query:
-        result = yield Call(
-            "recall",
-            {"query": op.query, "key_prefix": prefix, "limit": layout.max_recall_limit},
-        )
-        hits = []
-        for record in result.records:
-            item = _hit(record, op, settings)
-            if item is not None:
-                item.score = record.score
-                hits.append((item, record))
-        return hits[op.offset : window]
-    records = yield from _scan(prefix, layout)
-    hits = []
-    for record in records:
-        item = _hit(record, op, settings)
-        if item is not None:
-            hits.append((item, record))
-            if len(hits) == window:
-                break
-    return hits[op.offset : window]
-
-
-def _hit(record: Record, op: SearchOp, settings: StoreSettings) -> SearchItem | None:
-    # The filter first: it is cheaper than building the item, and most records fail it.
-    if record.key is None or not matches_filter(item_value(record), op.filter):
-        return None
-    item = to_item(record, settings.root, search=True)
-    if item is None or item.namespace[: len(op.namespace_prefix)] != op.namespace_prefix:
-        return None
-    return cast(SearchItem, item)
-
-
-def _list_namespaces(
-    op: ListNamespacesOp, settings: StoreSettings, layout: Layout
-) -> Plan[list[tuple[str, ...]]]:
-    literal: list[str] = []
-    for condition in op.match_conditions or ():
-        if condition.match_type == "prefix":
-            for label in condition.path:
-                if label == "*":
-                    break
-                literal.append(label)
-            break
-    records = yield from _scan(namespace_path(literal, settings.root), layout)
-    spaces: set[tuple[str, ...]] = set()
-    for record in records:
-        item = to_item(record, settings.root)
-        if item is None or not all(_matches(c, item.namespace) for c in op.match_conditions or ()):
-            continue
-        spaces.add(item.namespace if op.max_depth is None else item.namespace[: op.max_depth])
-    return sorted(spaces)[op.offset : op.offset + op.limit]
-
-
-def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    if condition.match_type == "prefix":
-        pairs = zip(namespace, path, strict=False)
-    elif condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path), strict=False)
-    else:
-        raise ValueError(f"unsupported match type: {condition.match_type!r}")
-    return all(wanted == "*" or label == wanted for label, wanted in pairs)
 
 
 # --- TTL ----------------------------------------------------------------------------------
