@@ -351,3 +351,14 @@ def test_a_thousand_gets_and_deletes_in_one_batch(client: A2MClient) -> None:
     assert [r.value["i"] for r in found] == list(range(1000))  # type: ignore[union-attr]
     store.batch([PutOp(("n",), f"k{i}", None) for i in range(1000)])
     assert store.search(("n",)) == []
+
+
+def test_a_server_without_vectors_ranks_queries_by_text() -> None:
+    from a2m_server.config import ServerConfig
+
+    config = ServerConfig().with_capabilities(["core", "keys", "tiers", "sessions"])
+    with A2MServer(config) as server, A2MClient.in_process(server) as client:
+        store = A2MStore(client, index={"dims": 64, "embed": WordHashEmbeddings()})
+        store.put(("d",), "a", {"text": "rust ownership"})
+        store.put(("d",), "b", {"text": "python typing"})
+        assert store.search(("d",), query="python")[0].key == "b"

@@ -53,7 +53,7 @@ def search(
     window = op.offset + op.limit
     if op.limit == 0:
         return []
-    if op.query and settings.fields is not None:
+    if op.query and settings.fields is not None and "embeddings" in layout.capabilities:
         [vector] = yield Embed([op.query], query=True)
         query_vector = [float(x) for x in vector]
         candidates = min(max(window * _OVERFETCH, _MIN_CANDIDATES), layout.max_recall_limit)
