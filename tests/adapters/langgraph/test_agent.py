@@ -29,32 +29,33 @@ def _tool_results(state: dict[str, list[object]]) -> list[str]:
     return [str(m.content) for m in state["messages"] if isinstance(m, ToolMessage)]
 
 
-def test_agent_remembers_across_threads(server: A2MServer) -> None:
-    with A2MClient.in_process(server) as memory:
-        store, saver = A2MStore(memory), A2MSaver(memory, transcript=True)
-        turns = script(
-            call("save_memory", "c1", text="my favourite colour is teal"),
-            "Noted.",
-            call("recall_memories", "c2", query="favourite colour"),
-            "It is teal.",
-        )
-        agent = build_agent(turns, store=store, checkpointer=saver)
-        agent.invoke({"messages": [HumanMessage("I like teal")]}, _thread("thread-1"))
-        stored = store.search(MEMORIES)
-        assert [item.value for item in stored] == [{"text": "my favourite colour is teal"}]
+def test_agent_remembers_across_threads(client: A2MClient) -> None:
+    """Over in-process, JSON-RPC HTTP and REST alike."""
+    memory = client
+    store, saver = A2MStore(memory), A2MSaver(memory, transcript=True)
+    turns = script(
+        call("save_memory", "c1", text="my favourite colour is teal"),
+        "Noted.",
+        call("recall_memories", "c2", query="favourite colour"),
+        "It is teal.",
+    )
+    agent = build_agent(turns, store=store, checkpointer=saver)
+    agent.invoke({"messages": [HumanMessage("I like teal")]}, _thread("thread-1"))
+    stored = store.search(MEMORIES)
+    assert [item.value for item in stored] == [{"text": "my favourite colour is teal"}]
 
-        second = agent.invoke({"messages": [HumanMessage("my colour?")]}, _thread("thread-2"))
-        assert _tool_results(second) == ["my favourite colour is teal"]
-        assert second["messages"][-1].content == "It is teal."
-        # Thread 2 knows nothing of thread 1's messages: only the store crossed over.
-        assert second["messages"][0].content == "my colour?"
+    second = agent.invoke({"messages": [HumanMessage("my colour?")]}, _thread("thread-2"))
+    assert _tool_results(second) == ["my favourite colour is teal"]
+    assert second["messages"][-1].content == "It is teal."
+    # Thread 2 knows nothing of thread 1's messages: only the store crossed over.
+    assert second["messages"][0].content == "my colour?"
 
-        # The transcript is readable by any framework: one record per message, with roles.
-        transcript = memory.timeline(where={"session": "thread-1", "type": "episodic"})
-        roles = [(r.role, r.content) for r in transcript.records]
-        assert roles[0] == ("user", "I like teal")
-        assert ("tool", "saved fact-0") in roles
-        assert roles[-1] == ("assistant", "Noted.")
+    # The transcript is readable by any framework: one record per message, with roles.
+    transcript = memory.timeline(where={"session": "thread-1", "type": "episodic"})
+    roles = [(r.role, r.content) for r in transcript.records]
+    assert roles[0] == ("user", "I like teal")
+    assert ("tool", "saved fact-0") in roles
+    assert roles[-1] == ("assistant", "Noted.")
 
 
 def test_async_agent_remembers_across_threads(server: A2MServer) -> None:
