@@ -104,6 +104,9 @@ def plan_put(
     if settings.transcript and "messages" in new_versions:
         records += message_records(checkpoint, thread, settings, layout)
     yield Call("remember", {"records": records})
+    # Noted only once written, so a failed put sends its messages again next time.
+    written = [r["metadata"]["message_id"] for r in records[1:]]
+    settings.written_messages.setdefault(thread.thread_id, set()).update(written)
     return {
         "configurable": {
             "thread_id": thread.thread_id,

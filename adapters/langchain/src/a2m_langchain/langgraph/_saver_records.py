@@ -130,7 +130,7 @@ def message_records(
     messages = checkpoint["channel_values"].get("messages")
     if not isinstance(messages, list):
         return []
-    seen = settings.written_messages.setdefault(thread.thread_id, set())
+    seen = set(settings.written_messages.get(thread.thread_id, ()))
     groups: dict[str, str] = {}
     records = []
     for message in messages:

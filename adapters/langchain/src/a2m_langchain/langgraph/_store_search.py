@@ -49,6 +49,9 @@ def _scan(prefix: str, layout: Layout, **params: Any) -> Plan[list[Record]]:
 def search(
     op: SearchOp, settings: StoreSettings, layout: Layout
 ) -> Plan[list[tuple[SearchItem, Record]]]:
+    """The page ``op`` asks for, each hit with the record it came from (for TTL refresh):
+    by exact cosine with an index, by the server's text ranking with a query and no index,
+    oldest first without a query."""
     prefix = namespace_path(op.namespace_prefix, settings.root)
     window = op.offset + op.limit
     if op.limit == 0:
@@ -128,6 +131,8 @@ def _hit(record: Record, op: SearchOp, settings: StoreSettings) -> SearchItem | 
 def list_namespaces(
     op: ListNamespacesOp, settings: StoreSettings, layout: Layout
 ) -> Plan[list[tuple[str, ...]]]:
+    """The namespaces holding items that match ``op``, sorted, truncated to ``max_depth``:
+    one timeline beneath the conditions' literal prefix."""
     literal: list[str] = []
     for condition in op.match_conditions or ():
         if condition.match_type == "prefix":
