@@ -120,3 +120,35 @@ def test_async_client_refuses_sync_calls_on_its_loop(server: A2MServer) -> None:
             assert await asyncio.to_thread(saver.get_tuple, config) is None
 
     asyncio.run(run())
+
+
+def test_listing_agrees_with_inmemory_saver(server: A2MServer) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    with A2MClient.in_process(server) as client:
+        ours, theirs = A2MSaver(client), InMemorySaver()
+        for saver in (ours, theirs):
+            parent = None
+            for step in range(5):
+                config: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+                if parent:
+                    config["configurable"]["checkpoint_id"] = parent
+                checkpoint = generate_checkpoint(checkpoint_id=f"0000{step}")
+                metadata = generate_metadata(source="loop" if step % 2 else "input", step=step)
+                parent = saver.put(config, checkpoint, metadata, {})["configurable"][
+                    "checkpoint_id"
+                ]  # type: ignore[arg-type]
+
+        def ids(saver: BaseCheckpointSaver[Any], **options: Any) -> list[str]:
+            thread: RunnableConfig = {"configurable": {"thread_id": "t"}}
+            return [t.checkpoint["id"] for t in saver.list(thread, **options)]
+
+        before: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_id": "00003"}}
+        for options in [
+            {},
+            {"limit": 0},
+            {"limit": 2},
+            {"filter": {"source": "loop"}},
+            {"before": before},
+        ]:
+            assert ids(ours, **options) == ids(theirs, **options), options

@@ -204,6 +204,8 @@ def plan_list(
 ) -> Plan[list[CheckpointTuple]]:
     """Matching checkpoints, newest first: one timeline for them, one for their writes."""
     layout = yield from layout_of(settings)
+    if limit is not None and limit <= 0:
+        return []
     params: dict[str, Any] = {"where": {"langgraph": "checkpoint"}}
     wanted_ns: str | None = None
     wanted_id: str | None = None
