@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from agent_kit import MEMORIES, build_agent, call, script
 from langchain_core.messages import HumanMessage, ToolMessage
 
@@ -58,9 +59,17 @@ def test_agent_remembers_across_threads(client: A2MClient) -> None:
     assert roles[-1] == ("assistant", "Noted.")
 
 
-def test_async_agent_remembers_across_threads(server: A2MServer) -> None:
+@pytest.mark.parametrize("over", ["in-process", "http"])
+def test_async_agent_remembers_across_threads(
+    server: A2MServer, over: str, request: pytest.FixtureRequest
+) -> None:
+    def connect() -> AsyncA2MClient:
+        if over == "in-process":
+            return AsyncA2MClient.in_process(server)
+        return AsyncA2MClient(request.getfixturevalue("http_url"))
+
     async def run() -> None:
-        async with AsyncA2MClient.in_process(server) as memory:
+        async with connect() as memory:
             store, saver = AsyncA2MStore(memory), A2MSaver(memory)
             turns = script(
                 call("asave_memory", "c1", text="deploys happen on Fridays"),
