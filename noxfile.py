@@ -56,11 +56,8 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     "langgraph": (
         "langchain",
         ["langgraph"],
-        [
-            "langchain>=1.5,<2",
-            "langgraph-checkpoint-conformance>=0.0.2,<0.1",
-            "pytest-asyncio>=0.23",
-        ],
+        # The tests drive async code with asyncio.run, so no pytest-asyncio here.
+        ["langchain>=1.5,<2", "langgraph-checkpoint-conformance>=0.0.2,<0.1"],
     ),
     "crewai": ("crewai", [], []),
     "autogen": ("autogen", [], ["autogen-agentchat>=0.7.5,<0.8", "autogen-ext>=0.7.5,<0.8"]),
