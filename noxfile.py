@@ -62,7 +62,7 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
         ],
     ),
     "crewai": ("crewai", [], []),
-    "autogen": ("autogen", [], ["autogen-agentchat>=0.7.5,<0.8", "autogen-ext>=0.7.5,<0.8"]),
+    "autogen": ("autogen", ["agentchat"], ["autogen-ext>=0.7.5,<0.8"]),
     "agno": ("agno", [], []),
 }
 
