@@ -47,7 +47,7 @@ class A2MMemoryConfig(ConnectionConfig):
     query_namespace: str | None = None
     """Recall only from this namespace (and those beneath it); ``None`` reads the store."""
     key_prefix: str | None = None
-    """Recall only records whose A2M key starts with this."""
+    """Recall only records whose A2M key is at or beneath this (whole segments)."""
     memory_type: str = "semantic"
     """The memory type ``add`` gives its records: working, episodic, semantic, procedural."""
     source_agent: str | None = None
@@ -217,7 +217,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         **kwargs: Any,
     ) -> MemoryQueryResult:
         """The memories most relevant to ``query``, best first, from every namespace (or
-        ``namespace`` and beneath it, or keys starting ``key_prefix``; ``where`` tests
+        ``namespace`` and beneath it, or keys at or beneath ``key_prefix``; ``where`` tests
         record fields and metadata, §5.2). An empty query returns the most recent. Each
         result's ``metadata["a2m"]`` holds its score, record id and provenance. One
         ``memory/recall``."""
