@@ -238,7 +238,7 @@ async def test_close_closes_only_what_the_memory_opened(
 
     own = A2MMemory(url=a2m_http_url, namespace="app/x")
     assert [r.content for r in (await own.query("kept")).results] == ["kept"]
-    opened = own._link.client()
+    opened = await own._link.client()
     await own.close()
     with pytest.raises(RuntimeError, match="closed"):
         await opened.recall("kept")

@@ -105,6 +105,7 @@ class Link:
         self.config = config
         self.namespace = namespace
         self._opened: AsyncA2MClient | None = None
+        self._opening = asyncio.Lock()
         self._layout: StoreLayout | None = None
 
     @property
@@ -112,18 +113,22 @@ class Link:
         """Whether the config says where the store is (a given client alone does not)."""
         return self.given is None or self.config.url is not None or bool(self.config.command)
 
-    def client(self) -> AsyncA2MClient:
-        """The client to call; opened here (without I/O) when none was given."""
+    async def client(self) -> AsyncA2MClient:
+        """The client to call, opened on first use when none was given. Opening builds an
+        httpx client (reading certificates from disk, ~0.1 s of work), so it runs on a
+        worker thread, once however many calls are waiting for it."""
         if self.given is not None:
             return self.given
         if self._opened is None:
-            self._opened = open_client(self.config, self.namespace)
+            async with self._opening:
+                if self._opened is None:
+                    self._opened = await asyncio.to_thread(open_client, self.config, self.namespace)
         return self._opened
 
     async def layout(self) -> StoreLayout:
         """The server's layout; the first call describes it, if the client has not yet."""
         if self._layout is None:
-            client = self.client()
+            client = await self.client()
             description = client.description or await client.describe()
             self._layout = StoreLayout.of(description)
         return self._layout

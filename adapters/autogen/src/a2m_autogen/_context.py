@@ -169,7 +169,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
     async def _write(self, messages: Sequence[LLMMessage]) -> None:
         layout = await self._link.layout()
         records = [self._record(m, layout) for m in messages]
-        client = self._link.client()
+        client = await self._link.client()
         for start in range(0, len(records), layout.max_records_per_call):
             await client.remember(records[start : start + layout.max_records_per_call])
 
@@ -177,7 +177,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         if self._loaded:
             return
         layout = await self._link.layout()
-        client = self._link.client()
+        client = await self._link.client()
         result = await client.timeline(key_prefix=self._prefix, limit=layout.max_recall_limit)
         stored = _transcript(result.records)
         self._loaded = True
@@ -208,7 +208,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
     async def clear(self) -> None:
         """Empty the context and delete its session's transcript in this namespace."""
         await self._link.layout()
-        await self._link.client().forget(key_prefix=self._prefix)
+        await (await self._link.client()).forget(key_prefix=self._prefix)
         self._messages = []
         self._next_seq = 0
         self._loaded = True

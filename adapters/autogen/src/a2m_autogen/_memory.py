@@ -173,7 +173,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         provenance = self._provenance()
         kind = self._config.memory_type
         records = [content_record(c, provenance, layout, kind) for c in contents]
-        client = self._link.client()
+        client = await self._link.client()
         step = layout.max_records_per_call
         for start in range(0, len(records), step):
             await cancellable(client.remember(records[start : start + step]), cancellation_token)
@@ -234,7 +234,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         prompt: PromptOptions | None,
         cancellation_token: CancellationToken | None,
     ) -> RecallResult:
-        client = self._link.client()
+        client = await self._link.client()
         call = client.recall(
             text if text.strip() else NOT_GIVEN,
             prompt=NOT_GIVEN if prompt is None else prompt,
@@ -272,7 +272,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
 
     async def clear(self) -> None:
         """Delete this memory's records (its namespace only; the rest of the store stays)."""
-        await AsyncA2MAdapter(self._link.client(), self._config.namespace).clear()
+        await AsyncA2MAdapter((await self._link.client()), self._config.namespace).clear()
 
     async def close(self) -> None:
         """Close the client this memory opened; a client passed in stays open."""

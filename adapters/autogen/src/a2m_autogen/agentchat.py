@@ -108,7 +108,7 @@ class A2MTranscript:
             return 0
         layout = await self._link.layout()
         records = [self._record(message, layout) for message in chat]
-        client = self._link.client()
+        client = await self._link.client()
         step = layout.max_records_per_call
         for start in range(0, len(records), step):
             await client.remember(records[start : start + step])
@@ -125,7 +125,7 @@ class A2MTranscript:
     async def messages(self) -> list[BaseChatMessage]:
         """The session's chat messages, in the order they were said."""
         layout = await self._link.layout()
-        result = await self._link.client().timeline(
+        result = await (await self._link.client()).timeline(
             key_prefix=f"{self.namespace}/{self.session}/", limit=layout.max_recall_limit
         )
         found: list[tuple[datetime, int, BaseChatMessage]] = []
