@@ -269,3 +269,31 @@ def test_bad_arguments_fail_before_any_call() -> None:
 
 
 _PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+async def test_each_call_is_one_round_trip_and_concurrent_first_calls_describe_once(
+    a2m_http_url: str,
+) -> None:
+    import asyncio
+
+    import httpx
+
+    sent: list[str] = []
+
+    async def note(request: httpx.Request) -> None:
+        sent.append(request.read().decode())
+
+    async with (
+        httpx.AsyncClient(event_hooks={"request": [note]}) as http,
+        AsyncA2MClient(a2m_http_url, http_client=http) as client,
+    ):
+        memory = A2MMemory(client, namespace="app/trips")
+        await asyncio.gather(
+            *(memory.add(MemoryContent(content=f"n{i}", mime_type=TEXT)) for i in range(16))
+        )
+        assert sum('"memory/describe"' in body for body in sent) == 1
+        assert len(sent) == 17
+        sent.clear()
+        await memory.query("n1")
+        await memory.add_many([MemoryContent(content=f"m{i}", mime_type=TEXT) for i in range(50)])
+        assert len(sent) == 2

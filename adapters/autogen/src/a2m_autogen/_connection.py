@@ -126,12 +126,17 @@ class Link:
         return self._opened
 
     async def layout(self) -> StoreLayout:
-        """The server's layout; the first call describes it, if the client has not yet."""
-        if self._layout is None:
+        """The server's layout; the first call describes it (once, however many calls
+        are waiting), unless the client already has."""
+        layout = self._layout
+        if layout is None:
             client = await self.client()
-            description = client.description or await client.describe()
-            self._layout = StoreLayout.of(description)
-        return self._layout
+            async with self._opening:
+                layout = self._layout
+                if layout is None:
+                    description = client.description or await client.describe()
+                    layout = self._layout = StoreLayout.of(description)
+        return layout
 
     async def aclose(self) -> None:
         """Close the client this link opened, if any; a given client stays open."""
