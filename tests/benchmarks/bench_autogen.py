@@ -42,12 +42,53 @@ from a2m import AsyncA2MClient
 from a2m_autogen import A2MMemory
 
 WELL_KNOWN = "/.well-known/a2m-server.json"
-WORDS = (
-    "launch window rocket fuel orbit crew cabin telemetry booster payload engine valve "
-    "pressure weather delay pad tower countdown abort guidance thermal shield docking "
-    "station antenna battery solar panel radio signal capsule parachute recovery ocean "
-    "ship landing drone camera sensor checklist review budget supplier contract invoice"
-).split()
+WORDS = [
+    "launch",
+    "window",
+    "rocket",
+    "fuel",
+    "orbit",
+    "crew",
+    "cabin",
+    "telemetry",
+    "booster",
+    "payload",
+    "engine",
+    "valve",
+    "pressure",
+    "weather",
+    "delay",
+    "pad",
+    "tower",
+    "countdown",
+    "abort",
+    "guidance",
+    "thermal",
+    "shield",
+    "docking",
+    "station",
+    "antenna",
+    "battery",
+    "solar",
+    "panel",
+    "radio",
+    "signal",
+    "capsule",
+    "parachute",
+    "recovery",
+    "ocean",
+    "ship",
+    "landing",
+    "drone",
+    "camera",
+    "sensor",
+    "checklist",
+    "review",
+    "budget",
+    "supplier",
+    "contract",
+    "invoice",
+]
 
 
 def percentile(samples: Sequence[float], fraction: float) -> float:
@@ -146,9 +187,7 @@ def sentence(rng: random.Random, length: int) -> str:
 async def prompt_chars(memory: Memory, question: str) -> int:
     context = UnboundedChatCompletionContext([UserMessage(content=question, source="user")])
     await memory.update_context(context)
-    return sum(
-        len(m.content) for m in await context.get_messages() if isinstance(m, SystemMessage)
-    )
+    return sum(len(m.content) for m in await context.get_messages() if isinstance(m, SystemMessage))
 
 
 async def run(args: argparse.Namespace, url: str) -> None:
