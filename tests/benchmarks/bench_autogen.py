@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -138,17 +139,15 @@ class ServerProcess:
             self.process.wait()
 
 
+@dataclass
 class Phase:
     """One phase's figures for one memory."""
 
-    def __init__(self, name: str, ops: int, wall: float, latencies: list[float], trips: int):
-        self.name, self.ops, self.wall, self.latencies, self.trips = (
-            name,
-            ops,
-            wall,
-            latencies,
-            trips,
-        )
+    name: str
+    ops: int
+    wall: float
+    latencies: list[float]
+    trips: int
 
     def row(self, memory: str, extra: str = "") -> str:
         p50 = statistics.median(self.latencies) * 1000
