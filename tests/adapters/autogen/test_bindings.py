@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from autogen_agentchat.messages import TextMessage
 from autogen_core.memory import MemoryContent, MemoryMimeType
@@ -49,3 +51,34 @@ async def test_context_and_transcript_round_trip(a2m_async_client: AsyncA2MClien
     messages = [TextMessage(content=f"m{i}", source="user" if i % 2 else "a") for i in range(4)]
     assert await transcript.record(messages) == 4
     assert [m.to_text() for m in await transcript.messages()] == ["m0", "m1", "m2", "m3"]
+
+
+@pytest.mark.parametrize("capabilities", [["core"], ["core", "keys"]], ids=["core", "keys"])
+async def test_a_server_with_few_capabilities_serves_it_all(
+    a2m_async_client_factory: Any, capabilities: list[str]
+) -> None:
+    client = a2m_async_client_factory("http", capabilities=capabilities)
+    memory = A2MMemory(client, namespace="app/prefs")
+    neighbour = A2MMemory(client, namespace="app/other")
+    await memory.add(MemoryContent(content="The user likes green tea", mime_type="text/plain"))
+    await neighbour.add(MemoryContent(content="The neighbour likes tea", mime_type="text/plain"))
+    assert len((await memory.query("tea")).results) == 2
+    only = (await memory.query("tea", namespace="app/prefs")).results
+    assert [r.content for r in only] == ["The user likes green tea"]
+    context = UnboundedChatCompletionContext([UserMessage(content="tea?", source="user")])
+    assert (await memory.update_context(context)).memories.results
+    await memory.clear()
+    assert [r.content for r in (await memory.query("tea")).results] == ["The neighbour likes tea"]
+
+    stored = A2MChatCompletionContext(client, session="s1")
+    await stored.add_message(UserMessage(content="hi", source="user"))
+    assert await A2MChatCompletionContext(client, session="s1").get_messages() == [
+        UserMessage(content="hi", source="user")
+    ]
+    assert await A2MChatCompletionContext(client, session="s2").get_messages() == []
+
+    transcript = A2MTranscript(client, session="s1")
+    said = [TextMessage(content="one", source="user"), TextMessage(content="two", source="a")]
+    await transcript.record(said)
+    await transcript.record(said)  # once, by id, even without keys
+    assert [m.to_text() for m in await transcript.messages()] == ["one", "two"]

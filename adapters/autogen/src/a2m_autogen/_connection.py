@@ -8,7 +8,7 @@ import asyncio
 import os
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from autogen_core import CancellationToken
 from pydantic import BaseModel, Field, SecretStr
@@ -88,6 +88,20 @@ class StoreLayout:
         per_call = (limits.max_records_per_call if limits else None) or 100
         recall = (limits.max_recall_limit if limits else None) or 1000
         return cls(frozenset(description.capabilities) | {"core"}, tiers, per_call, recall)
+
+    @property
+    def keys(self) -> bool:
+        """Whether records can have keys (namespaces are key prefixes then)."""
+        return "keys" in self.capabilities
+
+    def beneath(self, namespace: str, *segments: str) -> dict[str, Any]:
+        """The selector of the records at ``namespace/segments…``: a key prefix where the
+        server has keys, else equality on the ``metadata`` the adapter writes (exact)."""
+        if self.keys:
+            return {"key_prefix": "/".join((namespace, *segments)) + "/"}
+        # ``session`` is a record field, so a where on it never reaches the metadata key.
+        names = ("namespace", "transcript")
+        return {"where": dict(zip(names, (namespace, *segments), strict=False))}
 
     def tier(self, kind: str) -> str | None:
         """The tier holding ``kind``, where the server has tiers."""

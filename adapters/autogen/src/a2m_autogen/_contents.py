@@ -157,7 +157,10 @@ def content_record(
         extra["role"] = provenance.role
     if provenance.session is not None and "sessions" in layout.capabilities:
         extra["session"] = provenance.session
-    return record.model_copy(update=extra)
+    wire = {**record.to_wire(), **extra}
+    if not layout.keys:  # the namespace still travels in metadata
+        wire.pop("key", None)
+    return RecordInput.model_validate(wire)
 
 
 def query_text(query: str | MemoryContent) -> str:

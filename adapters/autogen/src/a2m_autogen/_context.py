@@ -135,10 +135,6 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         """The conversation this context's transcript belongs to."""
         return self._config.session
 
-    @property
-    def _prefix(self) -> str:
-        return f"{self._config.namespace}/{self._config.session}/"
-
     def _record(self, message: LLMMessage, layout: StoreLayout) -> RecordInput:
         config = self._config
         metadata: dict[str, Any] = {
@@ -147,6 +143,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
             "value": _dump(message),
             "seq": self._next_seq,
             "session": config.session,
+            "transcript": config.session,
             "source_framework": SOURCE_FRAMEWORK,
         }
         source = getattr(message, "source", None)
@@ -156,9 +153,10 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         fields: dict[str, Any] = {
             "content": _text(message),
             "role": _role(message),
-            "key": transcript_key(config.namespace, config.session),
             "metadata": metadata,
         }
+        if layout.keys:
+            fields["key"] = transcript_key(config.namespace, config.session)
         tier = layout.tier("episodic")
         if tier is not None:
             fields["tier"] = tier
@@ -178,7 +176,8 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
             return
         layout = await self._link.layout()
         client = await self._link.client()
-        result = await client.timeline(key_prefix=self._prefix, limit=layout.max_recall_limit)
+        selector = layout.beneath(self._config.namespace, self._config.session)
+        result = await client.timeline(limit=layout.max_recall_limit, **selector)
         stored = _transcript(result.records)
         self._loaded = True
         if stored:
@@ -207,8 +206,9 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
 
     async def clear(self) -> None:
         """Empty the context and delete its session's transcript in this namespace."""
-        await self._link.layout()
-        await (await self._link.client()).forget(key_prefix=self._prefix)
+        layout = await self._link.layout()
+        selector = layout.beneath(self._config.namespace, self._config.session)
+        await (await self._link.client()).forget(**selector)
         self._messages = []
         self._next_seq = 0
         self._loaded = True

@@ -180,7 +180,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
 
     # --- reading -------------------------------------------------------------------------
 
-    def _recall_params(
+    async def _recall_params(
         self,
         k: int | None,
         score_threshold: float | None,
@@ -194,14 +194,19 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
             raise ValueError(f"k must be between 1 and 1000, not {limit}")
         space = namespace if namespace is not None else config.query_namespace
         prefix = key_prefix if key_prefix is not None else config.key_prefix
+        tests = dict(where or {})
         if space is not None:
-            prefix = f"{validate_namespace(space)}/" + (prefix or "")
+            validate_namespace(space)
+            if (await self._link.layout()).keys:
+                prefix = f"{space}/" + (prefix or "")
+            else:  # without keys, a namespace is what records say in metadata (exact)
+                tests["namespace"] = space
         threshold = score_threshold if score_threshold is not None else config.score_threshold
         return {
             "limit": limit,
             "min_score": NOT_GIVEN if threshold is None else threshold,
             "key_prefix": NOT_GIVEN if prefix is None else prefix,
-            "where": NOT_GIVEN if not where else dict(where),
+            "where": tests or NOT_GIVEN,
         }
 
     async def query(
@@ -223,7 +228,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         ``memory/recall``."""
         if kwargs:
             raise TypeError(f"unexpected query argument(s): {', '.join(sorted(kwargs))}")
-        params = self._recall_params(k, score_threshold, namespace, key_prefix, where)
+        params = await self._recall_params(k, score_threshold, namespace, key_prefix, where)
         result = await self._recall(query_text(query), params, None, cancellation_token)
         return MemoryQueryResult(results=[record_content(r) for r in result.records])
 
@@ -248,7 +253,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         first); nothing is added when nothing is found. One ``memory/recall``."""
         messages = await model_context.get_messages()
         text = _latest_user_text(messages)
-        params = self._recall_params(None, None, None, None, None)
+        params = await self._recall_params(None, None, None, None, None)
         layout = await self._link.layout()
         prompt = None
         if self._config.use_server_prompt and "prompt" in layout.capabilities:
@@ -271,8 +276,15 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
     # --- lifecycle -----------------------------------------------------------------------
 
     async def clear(self) -> None:
-        """Delete this memory's records (its namespace only; the rest of the store stays)."""
-        await AsyncA2MAdapter((await self._link.client()), self._config.namespace).clear()
+        """Delete this memory's records (its namespace only; the rest of the store stays).
+        One ``memory/forget``, then ``memory/timeline`` pages for records only their key
+        places here (none without keys)."""
+        layout = await self._link.layout()
+        client = await self._link.client()
+        if layout.keys:
+            await AsyncA2MAdapter(client, self._config.namespace).clear()
+        else:  # records say their namespace in metadata; one forget selects them all
+            await client.forget(where={"namespace": self._config.namespace})
 
     async def close(self) -> None:
         """Close the client this memory opened; a client passed in stays open."""

@@ -8,6 +8,7 @@ Needs ``pip install "a2m-autogen[agentchat]"`` (autogen-agentchat 0.7.5 up to 0.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Iterable
 from datetime import datetime, timezone
 from typing import Any, TypeVar
@@ -37,6 +38,9 @@ from autogen_agentchat.messages import (  # noqa: E402
 )
 
 __all__ = ["A2MTranscript"]
+
+_IDS = uuid.UUID("5c1e3a52-58a4-4c0b-9d8e-a2a2a2a2a2a2")
+"""The uuid5 namespace of transcript record ids."""
 
 Item = TypeVar("Item")
 
@@ -81,7 +85,8 @@ class A2MTranscript:
         fields: dict[str, Any] = {
             "content": message.to_text(),
             "role": "user" if message.source == "user" else "assistant",
-            "key": record_key(self.namespace, f"{self.session}/{message.id}"),
+            # The same message recorded twice is one record: by key, or by id (§3.2).
+            "id": str(uuid.uuid5(_IDS, f"{self.namespace}/{self.session}/{message.id}")),
             "metadata": {
                 "namespace": self.namespace,
                 "type": "episodic",
@@ -89,10 +94,13 @@ class A2MTranscript:
                 "seq": self._seq,
                 "sent_at": message.created_at.isoformat(),
                 "session": self.session,
+                "transcript": self.session,
                 "source_agent": message.source,
                 "source_framework": SOURCE_FRAMEWORK,
             },
         }
+        if layout.keys:
+            fields["key"] = record_key(self.namespace, f"{self.session}/{message.id}")
         tier = layout.tier("episodic")
         if tier is not None:
             fields["tier"] = tier
@@ -125,9 +133,9 @@ class A2MTranscript:
     async def messages(self) -> list[BaseChatMessage]:
         """The session's chat messages, in the order they were said."""
         layout = await self._link.layout()
-        result = await (await self._link.client()).timeline(
-            key_prefix=f"{self.namespace}/{self.session}/", limit=layout.max_recall_limit
-        )
+        selector = layout.beneath(self.namespace, self.session)
+        client = await self._link.client()
+        result = await client.timeline(limit=layout.max_recall_limit, **selector)
         found: list[tuple[datetime, int, BaseChatMessage]] = []
         for record in result.records:
             metadata = record.metadata or {}
