@@ -248,9 +248,10 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         return await cancellable(call, cancellation_token)
 
     async def update_context(self, model_context: ChatCompletionContext) -> UpdateContextResult:
-        """Recall on the latest user message and add one ``SystemMessage`` with what was
-        found, rendered by the server where it declares ``prompt`` (else numbered, best
-        first); nothing is added when nothing is found. One ``memory/recall``."""
+        """Recall on the latest user message (the newest memories when there is none) and
+        add one ``SystemMessage`` with what was found, rendered by the server where it
+        declares ``prompt`` (else numbered, best first); nothing is added when nothing is
+        found. One ``memory/recall``."""
         messages = await model_context.get_messages()
         text = _latest_user_text(messages)
         params = await self._recall_params(None, None, None, None, None)
