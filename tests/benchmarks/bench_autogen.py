@@ -9,6 +9,10 @@
 2. ``query`` of ``--queries`` questions, gathered the same way.
 3. ``update_context`` on as many fresh model contexts (one user message each).
 
+Each phase also runs the bare ``AsyncA2MClient`` call the memory makes (``remember`` of
+the text, ``recall`` with ``limit=k``, the same with ``prompt``), so the memory's own cost
+shows as the ratio of the two medians.
+
 The server is ``python -m a2m_server serve`` in its own process on a temporary SQLite
 file, so its CPU never shares this process's GIL. Each operation's latency is timed on
 its own; a round of ``--concurrency`` starts when the previous one ends. Round trips are
@@ -218,6 +222,10 @@ async def run(args: argparse.Namespace, url: str) -> None:
             phases.setdefault("add", []).append(
                 (label, await gathered("add", calls, args.concurrency, counter))
             )
+        raw_adds = [lambda c=c: client.remember(str(c.content)) for c in contents]  # type: ignore[misc]
+        phases["add"].append(
+            ("raw client", await gathered("add", raw_adds, args.concurrency, requests))
+        )
         batch = A2MMemory(client, namespace="bench/batch")
         before = requests[0]
         started = time.perf_counter()
@@ -229,6 +237,10 @@ async def run(args: argparse.Namespace, url: str) -> None:
             phases.setdefault("query", []).append(
                 (label, await gathered("query", calls, args.concurrency, counter))
             )
+        raw_queries = [lambda q=q: client.recall(q, limit=args.k) for q in questions]  # type: ignore[misc]
+        phases["query"].append(
+            ("raw client", await gathered("query", raw_queries, args.concurrency, requests))
+        )
         for label, memory, counter in memories:
 
             def update(q: str, m: Memory = memory) -> Awaitable[Any]:
@@ -239,6 +251,13 @@ async def run(args: argparse.Namespace, url: str) -> None:
             phases.setdefault("update_context", []).append(
                 (label, await gathered("update_context", calls, args.concurrency, counter))
             )
+        rendered = [
+            lambda q=q: client.recall(q, limit=args.k, prompt={"style": "facts"})  # type: ignore[misc]
+            for q in questions
+        ]
+        phases["update_context"].append(
+            ("raw client", await gathered("update_context", rendered, args.concurrency, requests))
+        )
         sizes = {label: await prompt_chars(memory, questions[0]) for label, memory, _ in memories}
 
     print(
@@ -250,12 +269,16 @@ async def run(args: argparse.Namespace, url: str) -> None:
     for name, rows in phases.items():
         for label, phase in rows:
             extra = ""
-            if name == "update_context":
+            if name == "update_context" and label in sizes:
                 extra = f"prompt {sizes[label]} chars"
             print(phase.row(label, extra))
-        (_, base), (_, ours) = rows
+        (_, base), (_, ours), (_, raw) = rows
         slower = (base.ops / base.wall) / (ours.ops / ours.wall)
-        print(f"  {'':<15} ListMemory/A2MMemory throughput: {slower:.0f}x")
+        overhead = statistics.median(ours.latencies) / statistics.median(raw.latencies)
+        print(
+            f"  {'':<15} throughput ListMemory/A2MMemory {slower:.0f}x; "
+            f"p50 A2MMemory/raw client {overhead:.2f}x"
+        )
     print(
         f"  add_many        A2MMemory   {args.contents / add_many_wall:>10.0f} "
         f"{'':>9} {'':>9} {add_many_trips / args.contents:>7.3f}  "
