@@ -149,6 +149,8 @@ async def test_a_round_robin_team_then_a_selector_team_share_one_store(tmp_path:
                 c.metadata[PROVENANCE_KEY].get("source_agent") for c in event.content if c.metadata
             }
             assert "researcher" in speakers
+            # A recorded message reads back as its text, not as the message's envelope.
+            assert REPLIES["researcher"] in [c.content for c in event.content]
 
 
 async def test_recording_a_run_twice_stores_each_message_once(client: AsyncA2MClient) -> None:

@@ -21,14 +21,20 @@ from ._connection import StoreLayout
 __all__ = [
     "OWNED_KEYS",
     "PROVENANCE_KEY",
+    "SOURCE_FRAMEWORK",
+    "TEXT_MIME",
     "ContentNotStorable",
     "Provenance",
     "content_record",
+    "mime_of",
     "query_text",
     "record_content",
+    "transcript_key",
 ]
 
 SOURCE_FRAMEWORK = "autogen"
+TEXT_MIME = MemoryMimeType.TEXT.value
+"""What transcripts say their records are: the text is the content, the message the value."""
 
 PROVENANCE_KEY = "a2m"
 """The metadata key under which a query result carries the record's id, score and
@@ -178,6 +184,12 @@ def query_text(query: str | MemoryContent) -> str:
     )
 
 
+def _structured(mime: Any) -> bool:
+    """Whether a stored value is the content itself: JSON, or unsaid (another framework's
+    structured entry). A text mime type says the value only describes the text."""
+    return mime is None or (isinstance(mime, str) and _is_json(mime))
+
+
 def _mime_type(value: str) -> MemoryMimeType | str:
     try:
         return MemoryMimeType(value)
@@ -199,7 +211,7 @@ def record_content(record: Record) -> MemoryContent:
     if record.uri is not None:
         body = record.uri
         mime = stored_mime or record.media_type or MemoryMimeType.BINARY.value
-    elif has_value and isinstance(value, dict):
+    elif has_value and isinstance(value, dict) and _structured(stored_mime):
         body = value
         mime = stored_mime or MemoryMimeType.JSON.value
     else:

@@ -24,7 +24,7 @@ from a2m import AsyncA2MClient, Record, RecordInput
 from a2m_types.rest import validate_key, validate_namespace
 
 from ._connection import ConnectionConfig, Link, StoreLayout
-from ._contents import SOURCE_FRAMEWORK, transcript_key
+from ._contents import SOURCE_FRAMEWORK, TEXT_MIME, transcript_key
 
 __all__ = ["A2MChatCompletionContext", "A2MChatCompletionContextConfig"]
 
@@ -144,6 +144,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
             "seq": self._next_seq,
             "session": config.session,
             "transcript": config.session,
+            "mime_type": TEXT_MIME,
             "source_framework": SOURCE_FRAMEWORK,
         }
         source = getattr(message, "source", None)

@@ -166,7 +166,8 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         cancellation_token: CancellationToken | None = None,
     ) -> None:
         """Store several contents, one ``memory/remember`` per ``max_records_per_call`` of
-        them; every content is checked first, so a bad one writes nothing."""
+        them. Every content is checked before anything is sent, so a bad one writes
+        nothing; each call is atomic on the server (§4.2)."""
         if not contents:
             return
         layout = await self._link.layout()

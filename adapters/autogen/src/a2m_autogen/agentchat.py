@@ -18,7 +18,7 @@ from a2m_types.rest import record_key, validate_key, validate_namespace
 
 from ._compat import SUPPORTED_AGENTCHAT, require
 from ._connection import Link, StoreLayout
-from ._contents import SOURCE_FRAMEWORK
+from ._contents import SOURCE_FRAMEWORK, TEXT_MIME
 from ._memory import A2MMemoryConfig
 
 require(
@@ -95,6 +95,7 @@ class A2MTranscript:
                 "sent_at": message.created_at.isoformat(),
                 "session": self.session,
                 "transcript": self.session,
+                "mime_type": TEXT_MIME,
                 "source_agent": message.source,
                 "source_framework": SOURCE_FRAMEWORK,
             },
