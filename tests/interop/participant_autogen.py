@@ -1,7 +1,5 @@
 """The AutoGen participant of the interop matrix: AutoGen's own ``Memory`` interface
-(``add`` / ``query``) through ``a2m_autogen.A2MMemory``. To take part, add
-``AutoGenMemory`` to ``PARTICIPANTS`` in ``test_matrix.py`` and its row and column to
-``docs/interop.md``."""
+(``add`` / ``query``) through ``a2m_autogen.A2MMemory``."""
 
 from __future__ import annotations
 
