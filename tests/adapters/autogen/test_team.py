@@ -15,6 +15,7 @@ from autogen_agentchat.base import TaskResult
 from autogen_agentchat.conditions import MaxMessageTermination
 from autogen_agentchat.messages import BaseChatMessage, MemoryQueryEvent
 from autogen_agentchat.teams import RoundRobinGroupChat, SelectorGroupChat
+from autogen_core.memory import MemoryContent
 from autogen_core.models import AssistantMessage, SystemMessage, UserMessage
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
@@ -198,3 +199,24 @@ async def test_save_and_load_state_rewrite_the_stored_transcript(client: AsyncA2
     await context.load_state(state)
     reloaded = A2MChatCompletionContext(client, session="s1")
     assert [m.content for m in await reloaded.get_messages()] == ["one"]
+
+
+async def test_a_transcript_never_reaches_a_namespace_named_like_its_session(
+    client: AsyncA2MClient,
+) -> None:
+    context = A2MChatCompletionContext(client, session="x", namespace="app/ctx")
+    await context.add_message(UserMessage(content="said in session x", source="user"))
+    beside = A2MMemory(client, namespace="app/ctx/x")  # its keys start app/ctx/x/ too
+    await beside.add(MemoryContent(content="a note of app/ctx/x", mime_type="text/plain"))
+    await context.clear()
+    left = [r.content for r in (await client.timeline()).records]
+    assert left == ["a note of app/ctx/x"]
+
+
+async def test_concurrent_first_calls_load_and_seed_once(client: AsyncA2MClient) -> None:
+    import asyncio
+
+    opening = [UserMessage(content="start", source="user")]
+    context = A2MChatCompletionContext(client, session="s1", initial_messages=opening)
+    await asyncio.gather(*(context.get_messages() for _ in range(8)))
+    assert len((await client.timeline()).records) == 1

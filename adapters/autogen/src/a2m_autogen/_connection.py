@@ -94,14 +94,15 @@ class StoreLayout:
         """Whether records can have keys (namespaces are key prefixes then)."""
         return "keys" in self.capabilities
 
-    def beneath(self, namespace: str, *segments: str) -> dict[str, Any]:
-        """The selector of the records at ``namespace/segments…``: a key prefix where the
-        server has keys, else equality on the ``metadata`` the adapter writes (exact)."""
+    def beneath(self, namespace: str, session: str) -> dict[str, Any]:
+        """The selector of a transcript's records: those saying they are ``session``'s in
+        ``namespace`` (``metadata.transcript``, since ``session`` is a record field a
+        where never reaches the metadata key of), and beneath ``namespace/session/``
+        where the server has keys, so the store's index narrows it first."""
+        selector: dict[str, Any] = {"where": {"namespace": namespace, "transcript": session}}
         if self.keys:
-            return {"key_prefix": "/".join((namespace, *segments)) + "/"}
-        # ``session`` is a record field, so a where on it never reaches the metadata key.
-        names = ("namespace", "transcript")
-        return {"where": dict(zip(names, (namespace, *segments), strict=False))}
+            selector["key_prefix"] = f"{namespace}/{session}/"
+        return selector
 
     def tier(self, kind: str) -> str | None:
         """The tier holding ``kind``, where the server has tiers."""

@@ -4,6 +4,7 @@ every other reader of the store sees what was said, by whom."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -128,6 +129,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         )
         self._link = Link(client, self._config, self._config.namespace)
         self._loaded = False
+        self._loading = asyncio.Lock()
         self._next_seq = 0
 
     @property
@@ -175,6 +177,11 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
     async def _load(self) -> None:
         if self._loaded:
             return
+        async with self._loading:  # concurrent first calls load (and seed) once
+            if not self._loaded:
+                await self._load_now()
+
+    async def _load_now(self) -> None:
         layout = await self._link.layout()
         client = await self._link.client()
         selector = layout.beneath(self._config.namespace, self._config.session)
