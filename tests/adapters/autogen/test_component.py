@@ -128,3 +128,32 @@ async def test_an_agent_with_a2m_memory_and_context_round_trips(a2m_http_url: st
     await loaded.model_context.close()  # type: ignore[attr-defined]
     for memory in loaded._memory or []:
         await memory.close()
+
+
+async def test_a_memory_opens_every_binding_its_config_names(
+    a2m_http_url: str, a2m_stdio_command: list[str]
+) -> None:
+    configs = [
+        {"url": a2m_http_url, "binding": "rest"},
+        {"binding": "stdio", "command": a2m_stdio_command},
+    ]
+    for options in configs:
+        memory = A2MMemory(namespace="app/bindings", **options)  # type: ignore[arg-type]
+        loaded = A2MMemory.load_component(through_json(memory.dump_component()))
+        await loaded.add(MemoryContent(content=f"over {options['binding']}", mime_type=TEXT))
+        results = (await loaded.query(f"over {options['binding']}")).results
+        assert f"over {options['binding']}" in [r.content for r in results]
+        await loaded.close()
+
+
+def test_a_config_that_says_nowhere_is_refused_when_first_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from a2m_autogen import ConnectionConfig
+    from a2m_autogen._connection import open_client
+
+    monkeypatch.delenv("A2M_URL", raising=False)
+    with pytest.raises(ValueError, match="A2M_URL"):
+        open_client(ConnectionConfig(), "app")
+    with pytest.raises(ValueError, match="command"):
+        open_client(ConnectionConfig(binding="stdio"), "app")
