@@ -66,7 +66,7 @@ async def test_plain_formatting_when_the_server_has_no_prompt_rendering(
         result = await memory.update_context(context)
         (block,) = system_texts(await context.get_messages())
         lines = block.removeprefix(MEMORY_HEADER).strip().splitlines()
-        assert lines == [f"{i}. {c.content}" for i, c in enumerate(result.memories.results, 1)]
+        assert lines == [f"{i}. {c.content!s}" for i, c in enumerate(result.memories.results, 1)]
         assert len(lines) == 3
 
 

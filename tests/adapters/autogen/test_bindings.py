@@ -9,7 +9,7 @@ import pytest
 from autogen_agentchat.messages import TextMessage
 from autogen_core.memory import MemoryContent, MemoryMimeType
 from autogen_core.model_context import UnboundedChatCompletionContext
-from autogen_core.models import AssistantMessage, SystemMessage, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage, UserMessage
 
 from a2m import AsyncA2MClient
 from a2m_autogen import PROVENANCE_KEY, A2MChatCompletionContext, A2MMemory
@@ -41,7 +41,10 @@ async def test_memory_round_trip(a2m_async_client: AsyncA2MClient) -> None:
 
 async def test_context_and_transcript_round_trip(a2m_async_client: AsyncA2MClient) -> None:
     context = A2MChatCompletionContext(a2m_async_client, session="s1")
-    said = [UserMessage(content="hi", source="user"), AssistantMessage(content="yo", source="a")]
+    said: list[LLMMessage] = [
+        UserMessage(content="hi", source="user"),
+        AssistantMessage(content="yo", source="a"),
+    ]
     for message in said:
         await context.add_message(message)
     again = A2MChatCompletionContext(a2m_async_client, session="s1")

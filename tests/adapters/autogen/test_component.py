@@ -133,12 +133,12 @@ async def test_an_agent_with_a2m_memory_and_context_round_trips(a2m_http_url: st
 async def test_a_memory_opens_every_binding_its_config_names(
     a2m_http_url: str, a2m_stdio_command: list[str]
 ) -> None:
-    configs = [
+    configs: list[dict[str, Any]] = [
         {"url": a2m_http_url, "binding": "rest"},
         {"binding": "stdio", "command": a2m_stdio_command},
     ]
     for options in configs:
-        memory = A2MMemory(namespace="app/bindings", **options)  # type: ignore[arg-type]
+        memory = A2MMemory(namespace="app/bindings", **options)
         loaded = A2MMemory.load_component(through_json(memory.dump_component()))
         await loaded.add(MemoryContent(content=f"over {options['binding']}", mime_type=TEXT))
         results = (await loaded.query(f"over {options['binding']}")).results

@@ -16,7 +16,7 @@ from autogen_agentchat.conditions import MaxMessageTermination
 from autogen_agentchat.messages import BaseChatMessage, MemoryQueryEvent
 from autogen_agentchat.teams import RoundRobinGroupChat, SelectorGroupChat
 from autogen_core.memory import MemoryContent
-from autogen_core.models import AssistantMessage, SystemMessage, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage, UserMessage
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from a2m import AsyncA2MClient
@@ -167,7 +167,10 @@ async def test_recording_a_run_twice_stores_each_message_once(client: AsyncA2MCl
 async def test_a_context_persists_its_initial_messages_and_clears_its_session_only(
     client: AsyncA2MClient,
 ) -> None:
-    opening = [SystemMessage(content="You plan trips."), UserMessage(content="hi", source="user")]
+    opening: list[LLMMessage] = [
+        SystemMessage(content="You plan trips."),
+        UserMessage(content="hi", source="user"),
+    ]
     first = A2MChatCompletionContext(client, session="s1", initial_messages=opening)
     other = A2MChatCompletionContext(client, session="s2")
     await first.add_message(AssistantMessage(content="hello", source="planner"))
