@@ -197,7 +197,7 @@ async def test_a_buffered_context_shows_the_last_messages(client: AsyncA2MClient
 async def test_save_and_load_state_rewrite_the_stored_transcript(client: AsyncA2MClient) -> None:
     context = A2MChatCompletionContext(client, session="s1")
     await context.add_message(UserMessage(content="one", source="user"))
-    state = await context.save_state()
+    state = await A2MChatCompletionContext(client, session="s1").save_state()  # from the store
     await context.add_message(UserMessage(content="two", source="user"))
     await context.load_state(state)
     reloaded = A2MChatCompletionContext(client, session="s1")

@@ -221,6 +221,11 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         self._next_seq = 0
         self._loaded = True
 
+    async def save_state(self) -> Mapping[str, Any]:
+        """The transcript as AutoGen saves a context's state (loaded from the store first)."""
+        await self._load()
+        return await super().save_state()
+
     async def load_state(self, state: Mapping[str, Any]) -> None:
         """Replace the transcript, here and in the store, with the saved one."""
         await self.clear()
