@@ -223,3 +223,24 @@ async def test_concurrent_first_calls_load_and_seed_once(client: AsyncA2MClient)
     context = A2MChatCompletionContext(client, session="s1", initial_messages=opening)
     await asyncio.gather(*(context.get_messages() for _ in range(8)))
     assert len((await client.timeline()).records) == 1
+
+
+async def test_a_teams_custom_message_types_replay_when_named(client: AsyncA2MClient) -> None:
+    from autogen_agentchat.messages import StructuredMessage, TextMessage
+    from pydantic import BaseModel
+
+    class Plan(BaseModel):
+        day: str
+        stop: str
+
+    said = [
+        TextMessage(content="plan monday", source="user"),
+        StructuredMessage[Plan](content=Plan(day="monday", stop="castle"), source="planner"),
+    ]
+    await A2MTranscript(client, session="s1").record(said)
+    plain = await A2MTranscript(client, session="s1").messages()
+    assert [m.source for m in plain] == ["user"]  # an unknown type is left out, not guessed
+    named = await A2MTranscript(
+        client, session="s1", message_types=[StructuredMessage[Plan]]
+    ).messages()
+    assert [m.to_text() for m in named] == [m.to_text() for m in said]

@@ -9,7 +9,7 @@ Needs ``pip install "a2m-autogen[agentchat]"`` (autogen-agentchat 0.7.5 up to 0.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -17,9 +17,8 @@ from a2m import AsyncA2MClient, RecordInput
 from a2m_types.rest import record_key, validate_key, validate_namespace
 
 from ._compat import SUPPORTED_AGENTCHAT, require
-from ._connection import Link, StoreLayout
+from ._connection import ConnectionConfig, Link, StoreLayout
 from ._contents import SOURCE_FRAMEWORK, TEXT_MIME
-from ._memory import A2MMemoryConfig
 
 require(
     "autogen-agentchat",
@@ -54,7 +53,8 @@ class A2MTranscript:
     once) with ``role`` (``user`` for what the user said, else ``assistant``), the agent
     as ``source_agent`` and ``session``. Events (tool calls, memory queries, streaming
     chunks) are not conversation and are skipped. :meth:`messages` replays the session
-    in order, as agentchat messages a new team can be given.
+    in order, as agentchat messages a new team can be given (pass a team's
+    ``custom_message_types`` as ``message_types`` so they replay too).
 
     Round trips: ``record`` 1 ``memory/remember`` per ``max_records_per_call`` messages,
     ``stream`` 1 per message, ``messages`` 1 ``memory/timeline`` (reaching back
@@ -69,16 +69,19 @@ class A2MTranscript:
         namespace: str = "autogen/team",
         url: str | None = None,
         timeout: float | None = 30.0,
+        message_types: Sequence[type[BaseChatMessage]] = (),
     ) -> None:
         if "/" in session:
             raise ValueError(f"a session is one key segment and cannot contain '/': {session!r}")
         validate_key(session)
         self.session = session
         self.namespace = validate_namespace(namespace)
-        config = A2MMemoryConfig(url=url, timeout=timeout, namespace=self.namespace)
-        self._link = Link(client, config, self.namespace)
+        self._link = Link(client, ConnectionConfig(url=url, timeout=timeout), self.namespace)
         self._seq = 0
         self._factory = MessageFactory()
+        for message_type in message_types:  # a team's custom_message_types
+            if not self._factory.is_registered(message_type):
+                self._factory.register(message_type)
 
     def _record(self, message: BaseChatMessage, layout: StoreLayout) -> RecordInput:
         self._seq += 1
