@@ -60,7 +60,7 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
         ["langchain>=1.5,<2", "langgraph-checkpoint-conformance>=0.0.2,<0.1"],
     ),
     "crewai": ("crewai", [], []),
-    "autogen": ("autogen", [], ["autogen-agentchat>=0.7.5,<0.8", "autogen-ext>=0.7.5,<0.8"]),
+    "autogen": ("autogen", ["agentchat"], ["autogen-ext>=0.7.5,<0.8"]),
     "agno": ("agno", [], []),
 }
 
