@@ -1,0 +1,186 @@
+"""The A2M calls behind the databases, sync and async twins, on the adapter contract
+(:mod:`a2m.adapter`): batched writes, complete listings, deletes by key in one call.
+
+Every method here states its number of A2M calls; the databases add none of their own."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from a2m import A2MClient, AsyncA2MClient
+from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry
+from a2m_types.rest import MAX_TOP_K, record_key
+
+from ._records import KIND_KEY, SOURCE_FRAMEWORK, USER_MEMORY
+
+PAGE_SIZE = 500
+"""Entries per listing call."""
+
+
+class IncompleteListingError(RuntimeError):
+    """The server cannot list every entry of the namespace, so an exact answer is not
+    possible; nothing is returned rather than a silently truncated one."""
+
+
+def _pushed(where: Mapping[str, Any]) -> dict[str, Any]:
+    return {KIND_KEY: USER_MEMORY, **{k: v for k, v in where.items() if v is not None}}
+
+
+def _wanted(entry: Entry, where: Mapping[str, Any]) -> bool:
+    extra = entry.meta.model_extra or {}
+    return all(extra.get(name) == value for name, value in where.items())
+
+
+def forget_params(namespace: str, keys: Sequence[str], user_id: str | None) -> dict[str, Any]:
+    """``memory/forget`` params deleting the memories at ``keys`` of ``namespace`` (only
+    those of ``user_id`` when given): one call, decided by the server."""
+    where: dict[str, Any] = {
+        "key": [record_key(namespace, key) for key in keys],
+        "namespace": namespace,
+        KIND_KEY: USER_MEMORY,
+    }
+    if user_id is not None:
+        where["user_id"] = user_id
+    return {"where": where}
+
+
+class MemoryStore:
+    """A namespace of Agno memories on a synchronous client."""
+
+    def __init__(self, client: A2MClient, namespace: str, agent: str | None) -> None:
+        self.adapter = A2MAdapter(client, namespace, source_framework=SOURCE_FRAMEWORK, agent=agent)
+
+    @property
+    def namespace(self) -> str:
+        return self.adapter.namespace
+
+    def entries(self, where: Mapping[str, Any]) -> list[Entry]:
+        """Every memory entry of the namespace whose metadata equals ``where`` (``None``
+        values ignored), oldest first: ``ceil(n / PAGE_SIZE)`` calls."""
+        wanted = _pushed(where)
+        iterate = getattr(self.adapter, "iter_entries", None)
+        if iterate is not None:
+            return list(iterate(where=wanted, page_size=PAGE_SIZE))
+        found: list[Entry] = []
+        offset = 0
+        while True:
+            page = self.adapter.list(limit=PAGE_SIZE, offset=offset)
+            found += [entry for entry in page.entries if _wanted(entry, wanted)]
+            if page.next_offset is None:
+                if page.total >= self.adapter._known().max_recall_limit:
+                    raise IncompleteListingError(
+                        f"namespace {self.namespace!r} holds more entries than this server "
+                        "lists in one call, and it offers no paging cursor"
+                    )
+                return found
+            offset = page.next_offset
+
+    def read_many(self, keys: Sequence[str]) -> dict[str, Entry]:
+        """The entries at ``keys`` (missing ones absent): one call."""
+        if not keys:
+            return {}
+        read_many = getattr(self.adapter, "read_many", None)
+        if read_many is not None:
+            return dict(read_many(list(keys)))
+        found = {key: self.adapter.read(key) for key in dict.fromkeys(keys)}
+        return {key: entry for key, entry in found.items() if entry is not None}
+
+    def write_many(self, writes: Sequence[Mapping[str, Any]]) -> list[Entry]:
+        """Store ``writes`` (entry writes) atomically: one ``memory/remember`` per
+        ``max_records_per_call`` writes, plus one read for the namespace check."""
+        if not writes:
+            return []
+        write_many = getattr(self.adapter, "write_many", None)
+        if write_many is not None:
+            return list(write_many(list(writes)))
+        return [self.adapter.write(**dict(write)) for write in writes]
+
+    def forget(self, keys: Sequence[str], user_id: str | None) -> int:
+        """Delete the memories at ``keys`` (of ``user_id`` when given): one call."""
+        if not keys:
+            return 0
+        params = forget_params(self.namespace, keys, user_id)
+        return self.adapter.client.forget(**params).forgotten
+
+    def clear(self) -> int:
+        """Delete every entry of the namespace: one call, plus one per page of entries
+        that only their key places here."""
+        return self.adapter.clear()
+
+    def search(self, text: str) -> list[Entry]:
+        """Entries of every namespace and framework whose words match ``text``, by the
+        server's recall: one call, at most ``MAX_TOP_K`` entries."""
+        if not text.strip():
+            return []
+        return [hit.entry for hit in self.adapter.query(text=text, top_k=MAX_TOP_K)]
+
+
+class AsyncMemoryStore:
+    """:class:`MemoryStore`'s twin on an asyncio client."""
+
+    def __init__(self, client: AsyncA2MClient, namespace: str, agent: str | None) -> None:
+        self.adapter = AsyncA2MAdapter(
+            client, namespace, source_framework=SOURCE_FRAMEWORK, agent=agent
+        )
+
+    @property
+    def namespace(self) -> str:
+        return self.adapter.namespace
+
+    async def entries(self, where: Mapping[str, Any]) -> list[Entry]:
+        """See :meth:`MemoryStore.entries`."""
+        wanted = _pushed(where)
+        iterate = getattr(self.adapter, "iter_entries", None)
+        if iterate is not None:
+            return [entry async for entry in iterate(where=wanted, page_size=PAGE_SIZE)]
+        found: list[Entry] = []
+        offset = 0
+        while True:
+            page = await self.adapter.list(limit=PAGE_SIZE, offset=offset)
+            found += [entry for entry in page.entries if _wanted(entry, wanted)]
+            if page.next_offset is None:
+                if page.total >= (await self.adapter._known()).max_recall_limit:
+                    raise IncompleteListingError(
+                        f"namespace {self.namespace!r} holds more entries than this server "
+                        "lists in one call, and it offers no paging cursor"
+                    )
+                return found
+            offset = page.next_offset
+
+    async def read_many(self, keys: Sequence[str]) -> dict[str, Entry]:
+        """See :meth:`MemoryStore.read_many`."""
+        if not keys:
+            return {}
+        read_many = getattr(self.adapter, "read_many", None)
+        if read_many is not None:
+            return dict(await read_many(list(keys)))
+        found = {key: await self.adapter.read(key) for key in dict.fromkeys(keys)}
+        return {key: entry for key, entry in found.items() if entry is not None}
+
+    async def write_many(self, writes: Sequence[Mapping[str, Any]]) -> list[Entry]:
+        """See :meth:`MemoryStore.write_many`."""
+        if not writes:
+            return []
+        write_many = getattr(self.adapter, "write_many", None)
+        if write_many is not None:
+            return list(await write_many(list(writes)))
+        return [await self.adapter.write(**dict(write)) for write in writes]
+
+    async def forget(self, keys: Sequence[str], user_id: str | None) -> int:
+        """See :meth:`MemoryStore.forget`."""
+        if not keys:
+            return 0
+        params = forget_params(self.namespace, keys, user_id)
+        return (await self.adapter.client.forget(**params)).forgotten
+
+    async def clear(self) -> int:
+        """See :meth:`MemoryStore.clear`."""
+        return await self.adapter.clear()
+
+    async def search(self, text: str) -> list[Entry]:
+        """See :meth:`MemoryStore.search`."""
+        if not text.strip():
+            return []
+        hits = await self.adapter.query(text=text, top_k=MAX_TOP_K)
+        return [hit.entry for hit in hits]
