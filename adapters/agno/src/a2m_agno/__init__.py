@@ -11,7 +11,14 @@ from ._compat import SUPPORTED_AGNO, UnsupportedAgnoError, check_agno
 
 check_agno()
 
+from ._async_memory_db import AsyncA2MDb  # noqa: E402
 from ._memory_db import A2MDb  # noqa: E402
 from ._store import IncompleteListingError  # noqa: E402
 
-__all__ = ["SUPPORTED_AGNO", "A2MDb", "IncompleteListingError", "UnsupportedAgnoError"]
+__all__ = [
+    "SUPPORTED_AGNO",
+    "A2MDb",
+    "AsyncA2MDb",
+    "IncompleteListingError",
+    "UnsupportedAgnoError",
+]

@@ -36,6 +36,30 @@ def valid_keys(memory_ids: Sequence[str]) -> list[str]:
     return kept
 
 
+def latest_by_id(memories: Sequence[UserMemory]) -> dict[str, UserMemory]:
+    """The memories to write, one per id (assigned where missing), the last one winning."""
+    return {records.ensure_id(memory): memory for memory in memories}
+
+
+def planned_writes(
+    latest: dict[str, UserMemory], existing: dict[str, Entry], preserve_updated_at: bool | None
+) -> list[dict[str, Any]]:
+    """The entry writes storing ``latest`` over what ``existing`` holds at their ids.
+    ``preserve_updated_at`` is ``None`` for ``upsert_user_memory``'s rules (a first write
+    keeps the memory's stamps, a rewrite is stamped now), else ``upsert_memories``'."""
+    writes = []
+    for key, memory in latest.items():
+        held = existing.get(key)
+        before = records.row(held) if held is not None and records.is_own(held) else None
+        if preserve_updated_at is None:
+            imposed = None if before is None else records.now()
+        else:
+            imposed = memory.updated_at if preserve_updated_at else records.now()
+        created, updated = records.stamps(memory, before, updated_at=imposed)
+        writes.append(records.memory_entry(memory, created_at=created, updated_at=updated))
+    return writes
+
+
 def selected(
     own: list[Entry],
     foreign: list[Entry],
@@ -125,19 +149,9 @@ class A2MDb(InMemoryDb):
     def _upsert(self, memories: list[UserMemory], preserve_updated_at: bool | None) -> list[Entry]:
         if not memories:
             return []
-        latest = {records.ensure_id(memory): memory for memory in memories}
+        latest = latest_by_id(memories)
         existing = self._store.read_many(list(latest))
-        writes = []
-        for key, memory in latest.items():
-            held = existing.get(key)
-            before = records.row(held) if held is not None and records.is_own(held) else None
-            if preserve_updated_at is None:  # one memory: Agno's upsert_user_memory rules
-                imposed = None if before is None else records.now()
-            else:
-                imposed = memory.updated_at if preserve_updated_at else records.now()
-            created, updated = records.stamps(memory, before, updated_at=imposed)
-            writes.append(records.memory_entry(memory, created_at=created, updated_at=updated))
-        return self._store.write_many(writes)
+        return self._store.write_many(planned_writes(latest, existing, preserve_updated_at))
 
     def get_user_memory(
         self, memory_id: str, deserialize: bool | None = True, user_id: str | None = None
