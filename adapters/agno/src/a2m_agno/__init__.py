@@ -14,10 +14,12 @@ check_agno()
 from ._async_memory_db import AsyncA2MDb  # noqa: E402
 from ._memory_db import A2MDb  # noqa: E402
 from ._store import IncompleteListingError  # noqa: E402
+from ._vectordb import A2MVectorDb  # noqa: E402
 
 __all__ = [
     "SUPPORTED_AGNO",
     "A2MDb",
+    "A2MVectorDb",
     "AsyncA2MDb",
     "IncompleteListingError",
     "UnsupportedAgnoError",

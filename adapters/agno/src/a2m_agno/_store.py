@@ -23,8 +23,8 @@ class IncompleteListingError(RuntimeError):
     possible; nothing is returned rather than a silently truncated one."""
 
 
-def _pushed(where: Mapping[str, Any]) -> dict[str, Any]:
-    return {KIND_KEY: USER_MEMORY, **{k: v for k, v in where.items() if v is not None}}
+def _pushed(where: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    return {KIND_KEY: kind, **{k: v for k, v in where.items() if v is not None}}
 
 
 def _wanted(entry: Entry, where: Mapping[str, Any]) -> bool:
@@ -55,10 +55,10 @@ class MemoryStore:
     def namespace(self) -> str:
         return self.adapter.namespace
 
-    def entries(self, where: Mapping[str, Any]) -> list[Entry]:
-        """Every memory entry of the namespace whose metadata equals ``where`` (``None``
-        values ignored), oldest first: ``ceil(n / PAGE_SIZE)`` calls."""
-        wanted = _pushed(where)
+    def entries(self, where: Mapping[str, Any], kind: str = USER_MEMORY) -> list[Entry]:
+        """Every entry of the namespace of this ``kind`` whose metadata equals ``where``
+        (``None`` values ignored), oldest first: ``ceil(n / PAGE_SIZE)`` calls."""
+        wanted = _pushed(where, kind)
         iterate = getattr(self.adapter, "iter_entries", None)
         if iterate is not None:
             return list(iterate(where=wanted, page_size=PAGE_SIZE))
@@ -103,6 +103,26 @@ class MemoryStore:
         params = forget_params(self.namespace, keys, user_id)
         return self.adapter.client.forget(**params).forgotten
 
+    def forget_where(self, where: Mapping[str, Any], kind: str) -> int:
+        """Delete the entries of the namespace of this ``kind`` whose metadata equals
+        ``where``: one call."""
+        selector = {**_pushed(where, kind), "namespace": self.namespace}
+        return self.adapter.client.forget(where=selector).forgotten
+
+    def forget_keys(self, keys: Sequence[str]) -> int:
+        """Delete the entries at ``keys`` of the namespace: one call."""
+        if not keys:
+            return 0
+        where = {"key": [record_key(self.namespace, k) for k in keys], "namespace": self.namespace}
+        return self.adapter.client.forget(where=where).forgotten
+
+    def query(self, embedding: Sequence[float] | None, text: str | None, top_k: int) -> list[Any]:
+        """The ``top_k`` entries of the namespace (and beneath) nearest ``embedding``
+        and/or ``text``, best first, as ``ScoredEntry``: one recall."""
+        return self.adapter.query(
+            embedding, text=text, top_k=top_k, namespace=self.namespace, recursive=True
+        )
+
     def clear(self) -> int:
         """Delete every entry of the namespace: one call, plus one per page of entries
         that only their key places here."""
@@ -128,9 +148,9 @@ class AsyncMemoryStore:
     def namespace(self) -> str:
         return self.adapter.namespace
 
-    async def entries(self, where: Mapping[str, Any]) -> list[Entry]:
+    async def entries(self, where: Mapping[str, Any], kind: str = USER_MEMORY) -> list[Entry]:
         """See :meth:`MemoryStore.entries`."""
-        wanted = _pushed(where)
+        wanted = _pushed(where, kind)
         iterate = getattr(self.adapter, "iter_entries", None)
         if iterate is not None:
             return [entry async for entry in iterate(where=wanted, page_size=PAGE_SIZE)]
@@ -173,6 +193,26 @@ class AsyncMemoryStore:
             return 0
         params = forget_params(self.namespace, keys, user_id)
         return (await self.adapter.client.forget(**params)).forgotten
+
+    async def forget_where(self, where: Mapping[str, Any], kind: str) -> int:
+        """See :meth:`MemoryStore.forget_where`."""
+        selector = {**_pushed(where, kind), "namespace": self.namespace}
+        return (await self.adapter.client.forget(where=selector)).forgotten
+
+    async def forget_keys(self, keys: Sequence[str]) -> int:
+        """See :meth:`MemoryStore.forget_keys`."""
+        if not keys:
+            return 0
+        where = {"key": [record_key(self.namespace, k) for k in keys], "namespace": self.namespace}
+        return (await self.adapter.client.forget(where=where)).forgotten
+
+    async def query(
+        self, embedding: Sequence[float] | None, text: str | None, top_k: int
+    ) -> list[Any]:
+        """See :meth:`MemoryStore.query`."""
+        return await self.adapter.query(
+            embedding, text=text, top_k=top_k, namespace=self.namespace, recursive=True
+        )
 
     async def clear(self) -> int:
         """See :meth:`MemoryStore.clear`."""
