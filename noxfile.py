@@ -24,6 +24,7 @@ TEST_SUITES = {
     "rest": ["tests/rest"],
     "testing": ["tests/testing"],
     "adapter": ["tests/adapter"],
+    "examples": ["tests/examples"],
 }
 
 # The workspace's own distributions, installed editable into every framework environment.
