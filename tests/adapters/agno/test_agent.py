@@ -73,7 +73,8 @@ def test_agentic_memory_writes_through_the_tool(client: A2MClient) -> None:
     )
     first = agent.run("remember: Ada lives in Lisbon", user_id="ada")
     calls = [m.tool_calls for m in first.messages or [] if m.tool_calls]
-    assert calls and calls[0][0]["function"]["name"] == "update_user_memory"
+    assert calls
+    assert calls[0][0]["function"]["name"] == "update_user_memory"
     assert [m.memory for m in A2MDb(client).get_user_memories(user_id="ada")] == [
         "Ada lives in Lisbon"
     ]
