@@ -12,6 +12,8 @@ from a2m import A2MClient, AsyncA2MClient
 from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry
 from a2m_types.rest import MAX_TOP_K, record_key
 
+from . import _batch as batch
+from ._batch import KEYS_PER_CALL
 from ._records import KIND_KEY, SOURCE_FRAMEWORK, USER_MEMORY
 
 PAGE_SIZE = 500
@@ -77,14 +79,13 @@ class MemoryStore:
             offset = page.next_offset
 
     def read_many(self, keys: Sequence[str]) -> dict[str, Entry]:
-        """The entries at ``keys`` (missing ones absent): one call."""
+        """The entries at ``keys`` (missing ones absent): one call per 500 keys."""
         if not keys:
             return {}
         read_many = getattr(self.adapter, "read_many", None)
         if read_many is not None:
             return dict(read_many(list(keys)))
-        found = {key: self.adapter.read(key) for key in dict.fromkeys(keys)}
-        return {key: entry for key, entry in found.items() if entry is not None}
+        return batch.read_many(self.adapter, keys)
 
     def write_many(self, writes: Sequence[Mapping[str, Any]]) -> list[Entry]:
         """Store ``writes`` (entry writes) atomically: one ``memory/remember`` per
@@ -94,14 +95,17 @@ class MemoryStore:
         write_many = getattr(self.adapter, "write_many", None)
         if write_many is not None:
             return list(write_many(list(writes)))
-        return [self.adapter.write(**dict(write)) for write in writes]
+        return batch.write_many(self.adapter, writes)
 
     def forget(self, keys: Sequence[str], user_id: str | None) -> int:
-        """Delete the memories at ``keys`` (of ``user_id`` when given): one call."""
+        """Delete the memories at ``keys`` (of ``user_id`` when given): one call per 500 ids."""
         if not keys:
             return 0
-        params = forget_params(self.namespace, keys, user_id)
-        return self.adapter.client.forget(**params).forgotten
+        forgotten = 0
+        for start in range(0, len(keys), KEYS_PER_CALL):
+            params = forget_params(self.namespace, keys[start : start + KEYS_PER_CALL], user_id)
+            forgotten += self.adapter.client.forget(**params).forgotten
+        return forgotten
 
     def forget_where(self, where: Mapping[str, Any], kind: str) -> int:
         """Delete the entries of the namespace of this ``kind`` whose metadata equals
@@ -110,11 +114,15 @@ class MemoryStore:
         return self.adapter.client.forget(where=selector).forgotten
 
     def forget_keys(self, keys: Sequence[str]) -> int:
-        """Delete the entries at ``keys`` of the namespace: one call."""
+        """Delete the entries at ``keys`` of the namespace: one call per 500 keys."""
         if not keys:
             return 0
-        where = {"key": [record_key(self.namespace, k) for k in keys], "namespace": self.namespace}
-        return self.adapter.client.forget(where=where).forgotten
+        forgotten = 0
+        for start in range(0, len(keys), KEYS_PER_CALL):
+            chunk = [record_key(self.namespace, k) for k in keys[start : start + KEYS_PER_CALL]]
+            where = {"key": chunk, "namespace": self.namespace}
+            forgotten += self.adapter.client.forget(where=where).forgotten
+        return forgotten
 
     def query(self, embedding: Sequence[float] | None, text: str | None, top_k: int) -> list[Any]:
         """The ``top_k`` entries of the namespace (and beneath) nearest ``embedding``
@@ -175,8 +183,7 @@ class AsyncMemoryStore:
         read_many = getattr(self.adapter, "read_many", None)
         if read_many is not None:
             return dict(await read_many(list(keys)))
-        found = {key: await self.adapter.read(key) for key in dict.fromkeys(keys)}
-        return {key: entry for key, entry in found.items() if entry is not None}
+        return await batch.aread_many(self.adapter, keys)
 
     async def write_many(self, writes: Sequence[Mapping[str, Any]]) -> list[Entry]:
         """See :meth:`MemoryStore.write_many`."""
@@ -185,14 +192,17 @@ class AsyncMemoryStore:
         write_many = getattr(self.adapter, "write_many", None)
         if write_many is not None:
             return list(await write_many(list(writes)))
-        return [await self.adapter.write(**dict(write)) for write in writes]
+        return await batch.awrite_many(self.adapter, writes)
 
     async def forget(self, keys: Sequence[str], user_id: str | None) -> int:
         """See :meth:`MemoryStore.forget`."""
         if not keys:
             return 0
-        params = forget_params(self.namespace, keys, user_id)
-        return (await self.adapter.client.forget(**params)).forgotten
+        forgotten = 0
+        for start in range(0, len(keys), KEYS_PER_CALL):
+            params = forget_params(self.namespace, keys[start : start + KEYS_PER_CALL], user_id)
+            forgotten += (await self.adapter.client.forget(**params)).forgotten
+        return forgotten
 
     async def forget_where(self, where: Mapping[str, Any], kind: str) -> int:
         """See :meth:`MemoryStore.forget_where`."""
@@ -203,8 +213,12 @@ class AsyncMemoryStore:
         """See :meth:`MemoryStore.forget_keys`."""
         if not keys:
             return 0
-        where = {"key": [record_key(self.namespace, k) for k in keys], "namespace": self.namespace}
-        return (await self.adapter.client.forget(where=where)).forgotten
+        forgotten = 0
+        for start in range(0, len(keys), KEYS_PER_CALL):
+            chunk = [record_key(self.namespace, k) for k in keys[start : start + KEYS_PER_CALL]]
+            where = {"key": chunk, "namespace": self.namespace}
+            forgotten += (await self.adapter.client.forget(where=where)).forgotten
+        return forgotten
 
     async def query(
         self, embedding: Sequence[float] | None, text: str | None, top_k: int
