@@ -32,6 +32,8 @@ class A2MVectorDb(VectorDb):
 
     ``client`` serves the sync methods, ``async_client`` the ``async_*`` ones (each raises
     ``TypeError`` when its client is missing, rather than block the loop on a sync one).
+    Agno's ``VectorDb`` has no async ``content_hash_exists``, and ``Knowledge.ainsert``
+    calls the sync one: give an async knowledge base both clients.
     ``embedder`` embeds chunks that arrive without a vector and every query; without one
     search is by text. ``search_type``: ``"vector"`` (embedding only), ``"keyword"`` (text
     only) or ``"hybrid"`` (both, ranked by the server; the default with an embedder).
@@ -69,7 +71,6 @@ class A2MVectorDb(VectorDb):
         self._async = (
             AsyncMemoryStore(async_client, namespace, None) if async_client is not None else None
         )
-        self._created = False
 
     @property
     def namespace(self) -> str:
@@ -125,17 +126,16 @@ class A2MVectorDb(VectorDb):
     # --- sync -----------------------------------------------------------------------------
 
     def create(self) -> None:
-        """Nothing to create: a namespace exists as soon as it holds an entry."""
-        self._created = True
+        """Nothing to create: an A2M namespace needs no schema."""
 
     def exists(self) -> bool:
-        """Whether ``create`` was called (and no ``drop`` since) or chunks are stored."""
-        return self._created or bool(self._store().entries({}, docs.DOCUMENT))
+        """Always ``True``, without a call: an A2M namespace is ready before its first
+        chunk (``Knowledge`` asks this while it is being built)."""
+        return True
 
     def drop(self) -> None:
         """Delete every chunk of the namespace."""
         self._store().clear()
-        self._created = False
 
     def delete(self) -> bool:
         """Delete every chunk of the namespace; ``True``."""
@@ -230,16 +230,14 @@ class A2MVectorDb(VectorDb):
 
     async def async_create(self) -> None:
         """See :meth:`create`."""
-        self._created = True
 
     async def async_exists(self) -> bool:
         """See :meth:`exists`."""
-        return self._created or bool(await self._astore().entries({}, docs.DOCUMENT))
+        return True
 
     async def async_drop(self) -> None:
         """See :meth:`drop`."""
         await self._astore().clear()
-        self._created = False
 
     async def async_insert(
         self,
