@@ -64,7 +64,8 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     ),
     "crewai": ("crewai", [], []),
     "autogen": ("autogen", [], ["autogen-agentchat>=0.7.5,<0.8", "autogen-ext>=0.7.5,<0.8"]),
-    "agno": ("agno", [], []),
+    # Agno's SqliteDb, the side-by-side peer of A2MDb, needs SQLAlchemy (asyncio: greenlet).
+    "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0"]),
 }
 
 
