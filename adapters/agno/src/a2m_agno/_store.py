@@ -13,25 +13,17 @@ from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry
 from a2m_types.rest import MAX_TOP_K, record_key
 
 from . import _batch as batch
-from ._batch import KEYS_PER_CALL
+from ._batch import KEYS_PER_CALL, IncompleteListingError
 from ._records import KIND_KEY, SOURCE_FRAMEWORK, USER_MEMORY
+
+__all__ = ["AsyncMemoryStore", "IncompleteListingError", "MemoryStore"]
 
 PAGE_SIZE = 500
 """Entries per listing call."""
 
 
-class IncompleteListingError(RuntimeError):
-    """The server cannot list every entry of the namespace, so an exact answer is not
-    possible; nothing is returned rather than a silently truncated one."""
-
-
 def _pushed(where: Mapping[str, Any], kind: str) -> dict[str, Any]:
     return {KIND_KEY: kind, **{k: v for k, v in where.items() if v is not None}}
-
-
-def _wanted(entry: Entry, where: Mapping[str, Any]) -> bool:
-    extra = entry.meta.model_extra or {}
-    return all(extra.get(name) == value for name, value in where.items())
 
 
 def forget_params(namespace: str, keys: Sequence[str], user_id: str | None) -> dict[str, Any]:
@@ -59,24 +51,14 @@ class MemoryStore:
 
     def entries(self, where: Mapping[str, Any], kind: str = USER_MEMORY) -> list[Entry]:
         """Every entry of the namespace of this ``kind`` whose metadata equals ``where``
-        (``None`` values ignored), oldest first: ``ceil(n / PAGE_SIZE)`` calls."""
+        (``None`` values ignored), oldest first, filtered by the server: one call per
+        ``PAGE_SIZE`` entries; on a client without paging one call, refusing with
+        :class:`IncompleteListingError` when the server's limit would cut it short."""
         wanted = _pushed(where, kind)
         iterate = getattr(self.adapter, "iter_entries", None)
         if iterate is not None:
             return list(iterate(where=wanted, page_size=PAGE_SIZE))
-        found: list[Entry] = []
-        offset = 0
-        while True:
-            page = self.adapter.list(limit=PAGE_SIZE, offset=offset)
-            found += [entry for entry in page.entries if _wanted(entry, wanted)]
-            if page.next_offset is None:
-                if page.total >= self.adapter._known().max_recall_limit:
-                    raise IncompleteListingError(
-                        f"namespace {self.namespace!r} holds more entries than this server "
-                        "lists in one call, and it offers no paging cursor"
-                    )
-                return found
-            offset = page.next_offset
+        return batch.list_where(self.adapter, wanted)
 
     def read_many(self, keys: Sequence[str]) -> dict[str, Entry]:
         """The entries at ``keys`` (missing ones absent): one call per 500 keys."""
@@ -162,19 +144,7 @@ class AsyncMemoryStore:
         iterate = getattr(self.adapter, "iter_entries", None)
         if iterate is not None:
             return [entry async for entry in iterate(where=wanted, page_size=PAGE_SIZE)]
-        found: list[Entry] = []
-        offset = 0
-        while True:
-            page = await self.adapter.list(limit=PAGE_SIZE, offset=offset)
-            found += [entry for entry in page.entries if _wanted(entry, wanted)]
-            if page.next_offset is None:
-                if page.total >= (await self.adapter._known()).max_recall_limit:
-                    raise IncompleteListingError(
-                        f"namespace {self.namespace!r} holds more entries than this server "
-                        "lists in one call, and it offers no paging cursor"
-                    )
-                return found
-            offset = page.next_offset
+        return await batch.alist_where(self.adapter, wanted)
 
     async def read_many(self, keys: Sequence[str]) -> dict[str, Entry]:
         """See :meth:`MemoryStore.read_many`."""
