@@ -236,12 +236,18 @@ async def test_other_frameworks_memories_answer_search_content(
                 "metadata": {"namespace": "raw/notes", "user_id": "ada"},
             }
         )
+        client.remember("Ada bought new hiking boots")  # a raw record: no key, no metadata
         await db("upsert_user_memory", full("m-1", memory="Ada hikes fast"))
 
         assert [m.memory for m in await db("get_user_memories")] == ["Ada hikes fast"]
         rows, total = await db("get_user_memories", search_content="hiking", deserialize=False)
-        assert total == 2
+        assert total == 3
         by_text = {r["memory"]: r for r in rows}
+        raw = by_text["Ada bought new hiking boots"]
+        assert raw["source_framework"] is None
+        assert raw["key"] is None
+        assert raw["memory_id"] == raw["a2m_id"]
+        assert isinstance(raw["created_at"], int)
         crewai = by_text["Ada goes hiking every Sunday"]
         assert crewai["source_framework"] == "crewai"
         assert crewai["agent_id"] == "planner"

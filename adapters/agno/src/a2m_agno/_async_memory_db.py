@@ -14,6 +14,7 @@ from agno.db.schemas.memory import UserMemory  # noqa: E402
 
 from a2m import AsyncA2MClient  # noqa: E402
 from a2m.adapter import Entry  # noqa: E402
+from a2m_types import Record  # noqa: E402
 
 from . import _records as records  # noqa: E402
 from ._local_tables import LocalTables  # noqa: E402
@@ -113,7 +114,7 @@ class AsyncA2MDb(LocalTables, AsyncBaseDb):
         records.check_page(limit, page)
         pushed = {"user_id": user_id, "agent_id": agent_id, "team_id": team_id}
         own = await self._store.entries(pushed)
-        foreign: list[Entry] = []
+        foreign: list[Record] = []
         if search_content is not None and self.include_foreign:
             foreign = await self._store.search(search_content)
         filters: dict[str, Any] = {**pushed, "topics": topics, "search_content": search_content}

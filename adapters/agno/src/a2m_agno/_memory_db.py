@@ -14,6 +14,7 @@ from agno.db.schemas.memory import UserMemory  # noqa: E402
 
 from a2m import A2MClient  # noqa: E402
 from a2m.adapter import Entry  # noqa: E402
+from a2m_types import Record  # noqa: E402
 from a2m_types.rest import InvalidKey, validate_key  # noqa: E402
 
 from . import _records as records  # noqa: E402
@@ -62,20 +63,20 @@ def planned_writes(
 
 def selected(
     own: list[Entry],
-    foreign: list[Entry],
+    foreign: list[Record],
     filters: dict[str, Any],
     sort_by: str | None,
     sort_order: str | None,
 ) -> list[Row]:
     """The rows ``get_user_memories`` answers with, before paging: this namespace's
-    memories, then other frameworks' entries found by text, filtered and sorted."""
+    memories, then other frameworks' records found by text, filtered and sorted."""
     rows = [records.row(entry) for entry in own]
-    seen = {entry.id for entry in own}
-    for entry in foreign:
-        kind = (entry.meta.model_extra or {}).get(records.KIND_KEY)
-        if entry.id not in seen and kind is None:
-            seen.add(entry.id)
-            rows.append(records.row(entry))
+    seen: set[str] = set()
+    for record in foreign:
+        values = records.foreign_row(record)
+        if values is not None and record.id not in seen:
+            seen.add(record.id)
+            rows.append(values)
     rows = [values for values in rows if records.matches(values, **filters)]
     return records.sort_rows(rows, sort_by, sort_order)
 
@@ -93,7 +94,7 @@ class A2MDb(InMemoryDb):
     shared, and keeps a session store out of A2M.
 
     ``namespace`` holds this database's memories only (``clear_memories`` empties it).
-    ``get_user_memories(search_content=…)`` also returns entries other frameworks wrote,
+    ``get_user_memories(search_content=…)`` also returns records other frameworks wrote,
     anywhere in the store, that the server's recall finds for the text and that contain
     it, with their provenance in the row (``deserialize=False``); ``include_foreign=False``
     turns that off. ``agent`` is the A2M owner where the server keeps owners. The client
@@ -187,7 +188,7 @@ class A2MDb(InMemoryDb):
         records.check_page(limit, page)
         pushed = {"user_id": user_id, "agent_id": agent_id, "team_id": team_id}
         own = self._store.entries(pushed)
-        foreign: list[Entry] = []
+        foreign: list[Record] = []
         if search_content is not None and self.include_foreign:
             foreign = self._store.search(search_content)
         filters = {**pushed, "topics": topics, "search_content": search_content}

@@ -22,6 +22,7 @@ from agno.db.schemas.memory import UserMemory
 from agno.db.utils import validate_pagination
 
 from a2m.adapter import Entry
+from a2m_types import Record, parse_timestamp
 
 SOURCE_FRAMEWORK = "agno"
 KIND_KEY = "agno_kind"
@@ -102,7 +103,7 @@ def stamps(
 
 
 def _epoch(value: Any) -> int | None:
-    if isinstance(value, bool):
+    if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
         return int(value)
@@ -117,40 +118,56 @@ def is_own(entry: Entry) -> bool:
 
 
 def row(entry: Entry) -> dict[str, Any]:
-    """The memory-table row ``entry`` reads as. An entry another framework wrote becomes a
-    memory too (its text, tags as topics, its agent, its A2M times) with its provenance
-    in the extra keys :data:`PROVENANCE`."""
+    """The memory-table row of an Agno memory entry this adapter wrote."""
     extra = entry.meta.model_extra or {}
-    if is_own(entry):
-        values = {name: extra.get(name) for name in _META_FIELDS}
-        values["topics"] = list(values["topics"]) if isinstance(values["topics"], list) else None
-        return {
-            "memory_id": entry.key,
-            "memory": entry.value,
-            **{name: values[name] for name in ("input", "agent_id", "team_id", "user_id")},
-            "topics": values["topics"],
-            "feedback": values["feedback"],
-            "created_at": _epoch(extra.get(_CREATED)),
-            "updated_at": _epoch(extra.get(_UPDATED)),
-        }
-    text = entry.value if isinstance(entry.value, str) else json.dumps(entry.value)
-    user = extra.get("user_id")
+    topics = extra.get("topics")
     return {
-        "memory_id": entry.id,
-        "memory": text,
+        "memory_id": entry.key,
+        "memory": entry.value,
+        "input": extra.get("input"),
+        "agent_id": extra.get("agent_id"),
+        "team_id": extra.get("team_id"),
+        "user_id": extra.get("user_id"),
+        "topics": list(topics) if isinstance(topics, list) else None,
+        "feedback": extra.get("feedback"),
+        "created_at": _epoch(extra.get(_CREATED)),
+        "updated_at": _epoch(extra.get(_UPDATED)),
+    }
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def foreign_row(record: Record) -> dict[str, Any] | None:
+    """The memory-table row of a record another framework (or a raw client) wrote: its
+    text, tags as topics, its agent, its A2M times, and its provenance in the extra keys
+    :data:`PROVENANCE`. ``None`` for what this adapter wrote itself (memories, chunks)."""
+    metadata = record.metadata or {}
+    if KIND_KEY in metadata:
+        return None
+    tags = metadata.get("tags")
+    topics = [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+    agent = _text(metadata.get("source_agent")) or record.owner
+    stamp = (record.model_extra or {}).get("updated_at")
+    created = _epoch(record.created_at)
+    updated = _epoch(parse_timestamp(stamp)) if isinstance(stamp, str) else created
+    return {
+        "memory_id": record.id,
+        "memory": record.content,
         "input": None,
-        "agent_id": entry.meta.source_agent,
+        "agent_id": agent,
         "team_id": None,
-        "user_id": user if isinstance(user, str) else None,
-        "topics": list(entry.meta.tags) or None,
+        "user_id": _text(metadata.get("user_id")),
+        "topics": topics or None,
         "feedback": None,
-        "created_at": _epoch(entry.meta.created_at),
-        "updated_at": _epoch(entry.meta.updated_at),
-        "source_framework": entry.meta.source_framework,
-        "source_agent": entry.meta.source_agent,
-        "namespace": entry.namespace,
-        "key": entry.key,
-        "a2m_id": entry.id,
+        "created_at": created,
+        "updated_at": updated,
+        "source_framework": _text(metadata.get("source_framework")),
+        "source_agent": agent,
+        "namespace": _text(metadata.get("namespace")),
+        "key": record.key,
+        "a2m_id": record.id,
     }
 
 

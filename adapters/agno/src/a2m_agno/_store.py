@@ -10,6 +10,7 @@ from typing import Any
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry
+from a2m_types import Record
 from a2m_types.rest import MAX_TOP_K, record_key
 
 from . import _batch as batch
@@ -118,12 +119,12 @@ class MemoryStore:
         that only their key places here."""
         return self.adapter.clear()
 
-    def search(self, text: str) -> list[Entry]:
-        """Entries of every namespace and framework whose words match ``text``, by the
-        server's recall: one call, at most ``MAX_TOP_K`` entries."""
+    def search(self, text: str) -> list[Record]:
+        """Records of every namespace and framework, keyed or not, whose words match
+        ``text`` by the server's recall: one call, at most ``MAX_TOP_K`` records."""
         if not text.strip():
             return []
-        return [hit.entry for hit in self.adapter.query(text=text, top_k=MAX_TOP_K)]
+        return self.adapter.client.recall(text, limit=MAX_TOP_K).records
 
 
 class AsyncMemoryStore:
@@ -202,9 +203,8 @@ class AsyncMemoryStore:
         """See :meth:`MemoryStore.clear`."""
         return await self.adapter.clear()
 
-    async def search(self, text: str) -> list[Entry]:
+    async def search(self, text: str) -> list[Record]:
         """See :meth:`MemoryStore.search`."""
         if not text.strip():
             return []
-        hits = await self.adapter.query(text=text, top_k=MAX_TOP_K)
-        return [hit.entry for hit in hits]
+        return (await self.adapter.client.recall(text, limit=MAX_TOP_K)).records
