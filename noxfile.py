@@ -123,6 +123,14 @@ for _name, (_adapter, _extras, _extra) in FRAMEWORKS.items():
     _framework_session(_name, _adapter, _extras, _extra)
 
 
+@nox.session
+def interop(session: nox.Session) -> None:
+    """The N-by-N interop matrix: every framework's adapter, the raw client and REST, on one
+    store. Runs in the workspace environment, the one that holds all four frameworks."""
+    session.env.update(OFFLINE_ENV)
+    session.run("pytest", "tests/interop", *session.posargs)
+
+
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Benchmarks, server then client: they print figures and never fail on them.
