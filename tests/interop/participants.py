@@ -141,3 +141,35 @@ class Rest(Participant):
 
     def close(self) -> None:
         self.http.close()
+
+
+class AgnoMemory(Participant):
+    """Agno's database interface (``A2MDb``): a fact is a user memory, found again with
+    ``get_user_memories(search_content=…)``, which reaches other frameworks' records."""
+
+    name = "Agno"
+    source_framework = "agno"
+
+    def __init__(self, url: str) -> None:
+        import os
+
+        os.environ.setdefault("AGNO_TELEMETRY", "false")
+        from a2m_agno import A2MDb
+
+        self.client = A2MClient(url)
+        self.db = A2MDb(self.client, namespace="interop/agno")
+
+    def write(self, fact: Fact) -> None:
+        from agno.db.schemas.memory import UserMemory
+
+        self.db.upsert_user_memory(UserMemory(memory=fact.text, user_id="interop"))
+
+    def read(self, fact: Fact) -> Seen | None:
+        rows, _ = self.db.get_user_memories(search_content=fact.word, deserialize=False)
+        for row in rows:
+            # A row of this database's own memories is Agno's; others say who wrote them.
+            return Seen(row["memory"], row.get("source_framework", self.source_framework))
+        return None
+
+    def close(self) -> None:
+        self.client.close()
