@@ -64,8 +64,8 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     ),
     "crewai": ("crewai", [], []),
     "autogen": ("autogen", [], ["autogen-agentchat>=0.7.5,<0.8", "autogen-ext>=0.7.5,<0.8"]),
-    # Agno's SqliteDb, the side-by-side peer of A2MDb, needs SQLAlchemy (asyncio: greenlet).
-    "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0"]),
+    # The side-by-side peers: Agno's SqliteDb (SQLAlchemy, asyncio: greenlet) and LanceDb.
+    "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0", "lancedb>=0.20"]),
 }
 
 
