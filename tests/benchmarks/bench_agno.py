@@ -7,7 +7,8 @@ same memories. Prints figures; it is not a pass/fail test.
 1. ``upsert_memories`` of ``--memories`` fresh memories, ``--rounds`` times (each round a
    new batch): memories per second and p50/p99 of one whole call.
 2. ``get_user_memories(user_id=…, limit=20, page=k, sort_by="updated_at")``, ``--pages``
-   calls over the filled store: calls per second, p50/p99.
+   calls over a store holding one batch of ``--memories`` (ten users): calls per second,
+   p50/p99.
 3. ``get_user_memories(search_content=…)``, ``--lookups`` calls with seeded words:
    calls per second, p50/p99.
 
@@ -179,7 +180,11 @@ def main() -> None:
                     spent,
                     per_call=args.memories,
                 )
-                held = args.memories * args.rounds
+                # The reads run over one batch of --memories, as a user's store would hold.
+                for db in dbs.values():
+                    db.clear_memories()
+                    db.upsert_memories(batch(args.memories, 99, random.Random(1)))
+                held = args.memories
                 pages = max(1, held // len(USERS) // 20)
                 queries = [
                     (chooser.choice(USERS), 1 + chooser.randrange(pages)) for _ in range(args.pages)
