@@ -133,9 +133,7 @@ def _listing(
         "where": {**where, "namespace": adapter.namespace},
         "limit": layout.max_recall_limit,
     }
-    if "embeddings" in layout.capabilities:
-        params["embeddings"] = True
-    return params
+    return params  # no vectors: a listing's callers never read them
 
 
 def _listed(adapter: Any, layout: Layout, records: Sequence[Record]) -> list[Entry]:
