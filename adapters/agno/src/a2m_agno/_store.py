@@ -14,13 +14,15 @@ from a2m_types import Record
 from a2m_types.rest import MAX_TOP_K, record_key
 
 from . import _batch as batch
-from ._batch import KEYS_PER_CALL, IncompleteListingError
+from ._batch import IncompleteListingError
 from ._records import KIND_KEY, SOURCE_FRAMEWORK, USER_MEMORY
 
 __all__ = ["AsyncMemoryStore", "IncompleteListingError", "MemoryStore"]
 
 PAGE_SIZE = 500
 """Entries per listing call."""
+KEYS_PER_CALL = 1000
+"""Keys named in one ``memory/forget``, which keeps a request's body small."""
 
 
 def _pushed(where: Mapping[str, Any], kind: str) -> dict[str, Any]:
@@ -62,26 +64,17 @@ class MemoryStore:
         return batch.list_where(self.adapter, wanted)
 
     def read_many(self, keys: Sequence[str]) -> dict[str, Entry]:
-        """The entries at ``keys`` (missing ones absent): one call per 500 keys."""
-        if not keys:
-            return {}
-        read_many = getattr(self.adapter, "read_many", None)
-        if read_many is not None:
-            return dict(read_many(list(keys)))
-        return batch.read_many(self.adapter, keys)
+        """The entries at ``keys`` (missing ones absent): one call per ``L`` keys."""
+        return self.adapter.read_many(keys) if keys else {}
 
     def write_many(self, writes: Sequence[Mapping[str, Any]]) -> list[Entry]:
-        """Store ``writes`` (entry writes) atomically: one ``memory/remember`` per
-        ``max_records_per_call`` writes, plus one read for the namespace check."""
-        if not writes:
-            return []
-        write_many = getattr(self.adapter, "write_many", None)
-        if write_many is not None:
-            return list(write_many(list(writes)))
-        return batch.write_many(self.adapter, writes)
+        """Store ``writes`` (entry writes), all checked before anything is sent: one
+        ``memory/remember`` per ``max_records_per_call``, one read for the namespace
+        check and one reading them back (per ``L`` keys)."""
+        return self.adapter.write_many(writes) if writes else []
 
     def forget(self, keys: Sequence[str], user_id: str | None) -> int:
-        """Delete the memories at ``keys`` (of ``user_id`` when given): one call per 500 ids."""
+        """Delete the memories at ``keys`` (of ``user_id`` when given): one call per 1000 ids."""
         if not keys:
             return 0
         forgotten = 0
@@ -97,7 +90,7 @@ class MemoryStore:
         return self.adapter.client.forget(where=selector).forgotten
 
     def forget_keys(self, keys: Sequence[str]) -> int:
-        """Delete the entries at ``keys`` of the namespace: one call per 500 keys."""
+        """Delete the entries at ``keys`` of the namespace: one call per 1000 keys."""
         if not keys:
             return 0
         forgotten = 0
@@ -149,21 +142,11 @@ class AsyncMemoryStore:
 
     async def read_many(self, keys: Sequence[str]) -> dict[str, Entry]:
         """See :meth:`MemoryStore.read_many`."""
-        if not keys:
-            return {}
-        read_many = getattr(self.adapter, "read_many", None)
-        if read_many is not None:
-            return dict(await read_many(list(keys)))
-        return await batch.aread_many(self.adapter, keys)
+        return await self.adapter.read_many(keys) if keys else {}
 
     async def write_many(self, writes: Sequence[Mapping[str, Any]]) -> list[Entry]:
         """See :meth:`MemoryStore.write_many`."""
-        if not writes:
-            return []
-        write_many = getattr(self.adapter, "write_many", None)
-        if write_many is not None:
-            return list(await write_many(list(writes)))
-        return await batch.awrite_many(self.adapter, writes)
+        return await self.adapter.write_many(writes) if writes else []
 
     async def forget(self, keys: Sequence[str], user_id: str | None) -> int:
         """See :meth:`MemoryStore.forget`."""
