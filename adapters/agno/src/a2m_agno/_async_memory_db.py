@@ -37,7 +37,6 @@ class AsyncA2MDb(LocalTables, AsyncBaseDb):
         client: AsyncA2MClient,
         *,
         namespace: str = "agno",
-        agent: str | None = None,
         include_foreign: bool = True,
         id: str | None = None,
     ) -> None:
@@ -45,7 +44,7 @@ class AsyncA2MDb(LocalTables, AsyncBaseDb):
         self.client = client
         self.include_foreign = include_foreign
         self.local = InMemoryDb()  # type: ignore[no-untyped-call]
-        self._store = AsyncMemoryStore(client, namespace, agent)
+        self._store = AsyncMemoryStore(client, namespace, None)
 
     @property
     def namespace(self) -> str:

@@ -97,7 +97,8 @@ class A2MDb(InMemoryDb):
     ``get_user_memories(search_content=…)`` also returns records other frameworks wrote,
     anywhere in the store, that the server's recall finds for the text and that contain
     it, with their provenance in the row (``deserialize=False``); ``include_foreign=False``
-    turns that off. ``agent`` is the A2M owner where the server keeps owners. The client
+    turns that off. Records carry no A2M owner: Agno's memory ids are one space for
+    every agent, and an owner would give each agent its own copy of an id. The client
     is the caller's and is never closed here; nothing touches the network until a method
     is called."""
 
@@ -106,7 +107,6 @@ class A2MDb(InMemoryDb):
         client: A2MClient,
         *,
         namespace: str = "agno",
-        agent: str | None = None,
         include_foreign: bool = True,
         id: str | None = None,
     ) -> None:
@@ -115,7 +115,7 @@ class A2MDb(InMemoryDb):
             self.id = id
         self.client = client
         self.include_foreign = include_foreign
-        self._store = MemoryStore(client, namespace, agent)
+        self._store = MemoryStore(client, namespace, None)
 
     @property
     def namespace(self) -> str:
