@@ -8,6 +8,8 @@ What it does:
   tool results it answers ``"memories saved"``.
 - Offered ``update_user_memory`` (agentic memory) and told ``remember: …``: it calls the
   tool with the task, then answers.
+- Offered ``search_knowledge_base`` and told ``look up: <query>``: it searches, then
+  answers ``"found: <the tool's result>"``.
 - Otherwise it answers ``seen: <memories>``, the memories the system prompt carried, so a
   test can read back what reached the model's context."""
 
@@ -26,6 +28,7 @@ from agno.models.response import ModelResponse
 _MEMORIES = re.compile(
     r"<memories_from_previous_interactions>(.*?)</memories_from_previous_interactions>", re.S
 )
+_LOOKUP = re.compile(r"look up:\s*(.+)$", re.I | re.M)
 _REMEMBER = re.compile(r"remember:\s*([^#\n]+?)\s*(?:#\s*([\w ,-]+))?\s*$", re.I | re.M)
 
 
@@ -71,6 +74,8 @@ def decide(messages: list[Message], tools: list[dict[str, Any]] | None) -> Model
     if last is not None and last.role == "tool":
         if "add_memory" in names:
             return ModelResponse(role="assistant", content="memories saved")
+        if "search_knowledge_base" in names:
+            return ModelResponse(role="assistant", content="found: " + _text(last))
         return ModelResponse(role="assistant", content="noted")
     users = [_text(m) for m in messages if m.role == "user"]
     wanted = [
@@ -88,6 +93,12 @@ def decide(messages: list[Message], tools: list[dict[str, Any]] | None) -> Model
         if calls:
             return ModelResponse(role="assistant", tool_calls=calls)
         return ModelResponse(role="assistant", content="nothing to save")
+    lookup = _LOOKUP.search(users[-1]) if users else None
+    if "search_knowledge_base" in names and lookup:
+        query = lookup.group(1).strip()
+        return ModelResponse(
+            role="assistant", tool_calls=[_call("search_knowledge_base", {"query": query})]
+        )
     if "update_user_memory" in names and wanted:
         task = "; ".join(f"remember: {fact}" for fact, _ in wanted)
         return ModelResponse(

@@ -5,10 +5,12 @@ async half runs on the async client."""
 from __future__ import annotations
 
 import pytest
+from agno.agent import Agent
 from agno.filters import EQ, GT, IN, NOT, OR
 from agno.knowledge.document import Document
 from agno.knowledge.knowledge import Knowledge
 from fake_embedder import FakeEmbedder, embed
+from fake_model import FakeModel
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m.adapter import A2MAdapter
@@ -153,3 +155,23 @@ async def test_the_async_half_runs_on_the_async_client(
         await A2MVectorDb(client).async_search("cats")
     await vectors.async_drop()
     assert await vectors.async_search("cats") == []
+
+
+def test_an_agent_searching_knowledge_finds_other_frameworks_documents(client: A2MClient) -> None:
+    langchain = A2MAdapter(client, "langchain/docs", source_framework="langchain", agent="indexer")
+    langchain.write("handbook/leave", "semantic", "Annual leave is 25 days, booked in the portal.")
+    vectors = A2MVectorDb(client, include_foreign=True)
+    Knowledge(vector_db=vectors).insert(name="office", text_content="The office opens at 8.")
+    agent = Agent(model=FakeModel(), knowledge=Knowledge(vector_db=vectors), search_knowledge=True)
+
+    run = agent.run("look up: annual leave days")
+    assert run.content is not None
+    assert run.content.startswith("found: ")
+    assert "Annual leave is 25 days" in run.content
+    found = vectors.search("annual leave")[0]
+    assert found.meta_data["source_framework"] == "langchain"
+    assert found.meta_data["source_agent"] == "indexer"
+    assert found.meta_data["namespace"] == "langchain/docs"
+    assert found.name == "handbook/leave"
+    assert [d.name for d in vectors.search("office opens")][:1] == ["office"]
+    assert [d.name for d in A2MVectorDb(client).search("annual leave")] == []

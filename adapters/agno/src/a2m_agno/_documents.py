@@ -84,6 +84,30 @@ def to_document(entry: Entry, score: float | None = None) -> Document:
     )
 
 
+def foreign_document(entry: Entry, score: float | None = None) -> Document | None:
+    """The ``Document`` an entry another framework wrote reads as: its text, its key as the
+    name, its metadata (provenance included: ``source_framework``, ``source_agent``,
+    ``namespace``, ``tags``) as ``meta_data``. ``None`` for this adapter's own memories."""
+    extra = extras(entry)
+    if KIND_KEY in extra:
+        return None
+    meta_data: dict[str, Any] = {
+        **extra,
+        "source_framework": entry.meta.source_framework,
+        "source_agent": entry.meta.source_agent,
+        "namespace": entry.namespace,
+        "tags": list(entry.meta.tags),
+    }
+    return Document(
+        content=entry.value if isinstance(entry.value, str) else str(entry.value),
+        id=entry.id,
+        name=entry.key,
+        meta_data=meta_data,
+        embedding=list(entry.embedding) if entry.embedding is not None else None,
+        reranking_score=score,
+    )
+
+
 def visible_to(entry: Entry, user_id: str | None) -> bool:
     """A search for ``user_id`` sees that owner's chunks and the shared ones; ``None``
     sees every chunk."""
@@ -131,12 +155,16 @@ def _holds(expression: Mapping[str, Any], meta_data: Mapping[str, Any]) -> bool:
 
 
 def passes(entry: Entry, filters: Any) -> bool:
-    """Whether a chunk's ``meta_data`` satisfies ``filters``: a dict (every key equal), a
+    """Whether a chunk's ``meta_data`` satisfies ``filters`` (see :func:`passes_meta`)."""
+    meta_data = extras(entry).get("meta_data")
+    return passes_meta(meta_data if isinstance(meta_data, dict) else {}, filters)
+
+
+def passes_meta(held: Mapping[str, Any], filters: Any) -> bool:
+    """Whether ``meta_data`` satisfies ``filters``: a dict (every key equal), a
     ``FilterExpr``, or a list of them (all must hold); ``None`` passes everything."""
     if not filters:
         return True
-    meta_data = extras(entry).get("meta_data")
-    held = meta_data if isinstance(meta_data, dict) else {}
     if isinstance(filters, Mapping):
         return all(key in held and held[key] == value for key, value in filters.items())
     expressions: Sequence[Any] = filters if isinstance(filters, list) else [filters]

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from a2m import A2MClient, AsyncA2MClient
-from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry
+from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry, ScoredEntry
 from a2m_types import Record
 from a2m_types.rest import MAX_TOP_K, record_key
 
@@ -100,11 +100,18 @@ class MemoryStore:
             forgotten += self.adapter.client.forget(where=where).forgotten
         return forgotten
 
-    def query(self, embedding: Sequence[float] | None, text: str | None, top_k: int) -> list[Any]:
-        """The ``top_k`` entries of the namespace (and beneath) nearest ``embedding``
-        and/or ``text``, best first, as ``ScoredEntry``: one recall."""
+    def query(
+        self,
+        embedding: Sequence[float] | None,
+        text: str | None,
+        top_k: int,
+        everywhere: bool = False,
+    ) -> list[ScoredEntry]:
+        """The ``top_k`` entries of the namespace and beneath (of every namespace when
+        ``everywhere``) nearest ``embedding`` and/or ``text``, best first: one recall."""
+        namespace = None if everywhere else self.namespace
         return self.adapter.query(
-            embedding, text=text, top_k=top_k, namespace=self.namespace, recursive=True
+            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True
         )
 
     def clear(self) -> int:
@@ -175,11 +182,16 @@ class AsyncMemoryStore:
         return forgotten
 
     async def query(
-        self, embedding: Sequence[float] | None, text: str | None, top_k: int
-    ) -> list[Any]:
+        self,
+        embedding: Sequence[float] | None,
+        text: str | None,
+        top_k: int,
+        everywhere: bool = False,
+    ) -> list[ScoredEntry]:
         """See :meth:`MemoryStore.query`."""
+        namespace = None if everywhere else self.namespace
         return await self.adapter.query(
-            embedding, text=text, top_k=top_k, namespace=self.namespace, recursive=True
+            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True
         )
 
     async def clear(self) -> int:

@@ -13,7 +13,7 @@ from agno.knowledge.embedder.base import Embedder  # noqa: E402
 from agno.vectordb.base import VectorDb  # noqa: E402
 
 from a2m import A2MClient, AsyncA2MClient  # noqa: E402
-from a2m.adapter import Entry  # noqa: E402
+from a2m.adapter import Entry, ScoredEntry  # noqa: E402
 from a2m_types.rest import MAX_TOP_K  # noqa: E402
 
 from . import _documents as docs  # noqa: E402
@@ -38,6 +38,8 @@ class A2MVectorDb(VectorDb):
     search is by text. ``search_type``: ``"vector"`` (embedding only), ``"keyword"`` (text
     only) or ``"hybrid"`` (both, ranked by the server; the default with an embedder).
     Scores are the server's, for ranking only, so ``similarity_threshold`` is not applied.
+    ``include_foreign=True`` lets a search also return what other frameworks wrote, in any
+    namespace, as documents whose ``meta_data`` carries their provenance.
 
     Calls: insert one ``memory/remember`` (plus one read); upsert adds one listing and one
     delete; search one recall (filters and owner are checked on at most 100 candidates);
@@ -51,6 +53,7 @@ class A2MVectorDb(VectorDb):
         namespace: str = "agno/knowledge",
         embedder: Embedder | None = None,
         search_type: str | None = None,
+        include_foreign: bool = False,
         name: str | None = None,
         id: str | None = None,
         description: str | None = None,
@@ -64,6 +67,7 @@ class A2MVectorDb(VectorDb):
         if chosen != "keyword" and embedder is None:
             raise ValueError(f"search_type {chosen!r} needs an embedder")
         self.search_type = chosen
+        self.include_foreign = include_foreign
         self.embedder = embedder
         self.client = client
         self.async_client = async_client
@@ -107,14 +111,24 @@ class A2MVectorDb(VectorDb):
         top_k = MAX_TOP_K if wide else max(1, min(limit, MAX_TOP_K))
         return text, top_k
 
-    @staticmethod
-    def _found(hits: list[Any], limit: int, filters: Any, user_id: str | None) -> list[Document]:
+    def _document(self, hit: ScoredEntry, filters: Any, user_id: str | None) -> Document | None:
+        entry = hit.entry
+        if docs.is_chunk(entry):
+            chosen = docs.visible_to(entry, user_id) and docs.passes(entry, filters)
+            return docs.to_document(entry, hit.score) if chosen else None
+        foreign = docs.foreign_document(entry, hit.score) if self.include_foreign else None
+        if foreign is not None and docs.passes_meta(foreign.meta_data, filters):
+            return foreign
+        return None
+
+    def _found(
+        self, hits: list[ScoredEntry], limit: int, filters: Any, user_id: str | None
+    ) -> list[Document]:
         found = []
         for hit in hits:
-            entry: Entry = hit.entry
-            chosen = docs.is_chunk(entry) and docs.visible_to(entry, user_id)
-            if chosen and docs.passes(entry, filters):
-                found.append(docs.to_document(entry, hit.score))
+            document = self._document(hit, filters, user_id)
+            if document is not None:
+                found.append(document)
             if len(found) == limit:
                 break
         return found
@@ -187,7 +201,7 @@ class A2MVectorDb(VectorDb):
             vector = self.embedder.get_embedding(query)
         if text is None and not vector:
             return []
-        hits = self._store().query(vector or None, text, top_k)
+        hits = self._store().query(vector or None, text, top_k, self.include_foreign)
         return self._found(hits, limit, filters, user_id)
 
     def name_exists(self, name: str) -> bool:
@@ -278,7 +292,7 @@ class A2MVectorDb(VectorDb):
             vector = await self.embedder.async_get_embedding(query)
         if text is None and not vector:
             return []
-        hits = await self._astore().query(vector or None, text, top_k)
+        hits = await self._astore().query(vector or None, text, top_k, self.include_foreign)
         return self._found(hits, limit, filters, user_id)
 
     async def async_name_exists(self, name: str) -> bool:  # type: ignore[override]
