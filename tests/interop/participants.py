@@ -173,3 +173,41 @@ class AgnoMemory(Participant):
 
     def close(self) -> None:
         self.client.close()
+
+
+class AgnoKnowledge(Participant):
+    """Agno's vector database interface (``A2MVectorDb``): a fact is a knowledge chunk
+    with its vector, found again with ``search``, which reaches other frameworks'
+    entries when ``include_foreign`` is on."""
+
+    name = "Agno knowledge"
+    source_framework = "agno"
+    carries_embeddings = True
+
+    def __init__(self, url: str) -> None:
+        import os
+
+        os.environ.setdefault("AGNO_TELEMETRY", "false")
+        from a2m_agno import A2MVectorDb
+
+        self.client = A2MClient(url)
+        self.vectors = A2MVectorDb(
+            self.client, namespace="interop/agno-knowledge", include_foreign=True
+        )
+
+    def write(self, fact: Fact) -> None:
+        from agno.knowledge.document import Document
+
+        chunk = Document(content=fact.text, name=fact.word, embedding=fact.embedding)
+        self.vectors.insert(f"interop-{fact.word}", [chunk])
+
+    def read(self, fact: Fact) -> Seen | None:
+        for document in self.vectors.search(fact.word, limit=5):
+            if fact.word in document.content:
+                # A chunk of this knowledge base is Agno's; others say who wrote them.
+                provenance = document.meta_data.get("source_framework", self.source_framework)
+                return Seen(document.content, provenance, document.embedding)
+        return None
+
+    def close(self) -> None:
+        self.client.close()

@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from participants import AgnoMemory, Fact, Participant, RawClient, Rest
+from participants import AgnoKnowledge, AgnoMemory, Fact, Participant, RawClient, Rest
 
 from a2m_server import A2MServer
 from a2m_testing.servers import serve_http
 
 DOCS = Path(__file__).parents[2] / "docs" / "interop.md"
-PARTICIPANTS: list[Callable[[str], Participant]] = [RawClient, Rest, AgnoMemory]
+PARTICIPANTS: list[Callable[[str], Participant]] = [RawClient, Rest, AgnoMemory, AgnoKnowledge]
 OK = "✅"
 
 
