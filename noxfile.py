@@ -61,7 +61,8 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     ),
     "crewai": ("crewai", [], []),
     "autogen": ("autogen", ["agentchat"], ["autogen-ext>=0.7.5,<0.8"]),
-    "agno": ("agno", [], []),
+    # The side-by-side peers: Agno's SqliteDb (SQLAlchemy, asyncio: greenlet) and LanceDb.
+    "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0", "lancedb>=0.20"]),
 }
 
 

@@ -141,3 +141,73 @@ class Rest(Participant):
 
     def close(self) -> None:
         self.http.close()
+
+
+class AgnoMemory(Participant):
+    """Agno's database interface (``A2MDb``): a fact is a user memory, found again with
+    ``get_user_memories(search_content=…)``, which reaches other frameworks' records."""
+
+    name = "Agno"
+    source_framework = "agno"
+
+    def __init__(self, url: str) -> None:
+        import os
+
+        os.environ.setdefault("AGNO_TELEMETRY", "false")
+        from a2m_agno import A2MDb
+
+        self.client = A2MClient(url)
+        self.db = A2MDb(self.client, namespace="interop/agno")
+
+    def write(self, fact: Fact) -> None:
+        from agno.db.schemas.memory import UserMemory
+
+        self.db.upsert_user_memory(UserMemory(memory=fact.text, user_id="interop"))
+
+    def read(self, fact: Fact) -> Seen | None:
+        rows, _ = self.db.get_user_memories(search_content=fact.word, deserialize=False)
+        for row in rows:
+            # A row of this database's own memories is Agno's; others say who wrote them.
+            return Seen(row["memory"], row.get("source_framework", self.source_framework))
+        return None
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class AgnoKnowledge(Participant):
+    """Agno's vector database interface (``A2MVectorDb``): a fact is a knowledge chunk
+    with its vector, found again with ``search``, which reaches other frameworks'
+    entries when ``include_foreign`` is on."""
+
+    name = "Agno knowledge"
+    source_framework = "agno"
+    carries_embeddings = True
+
+    def __init__(self, url: str) -> None:
+        import os
+
+        os.environ.setdefault("AGNO_TELEMETRY", "false")
+        from a2m_agno import A2MVectorDb
+
+        self.client = A2MClient(url)
+        self.vectors = A2MVectorDb(
+            self.client, namespace="interop/agno-knowledge", include_foreign=True
+        )
+
+    def write(self, fact: Fact) -> None:
+        from agno.knowledge.document import Document
+
+        chunk = Document(content=fact.text, name=fact.word, embedding=fact.embedding)
+        self.vectors.insert(f"interop-{fact.word}", [chunk])
+
+    def read(self, fact: Fact) -> Seen | None:
+        for document in self.vectors.search(fact.word, limit=5):
+            if fact.word in document.content:
+                # A chunk of this knowledge base is Agno's; others say who wrote them.
+                provenance = document.meta_data.get("source_framework", self.source_framework)
+                return Seen(document.content, provenance, document.embedding)
+        return None
+
+    def close(self) -> None:
+        self.client.close()

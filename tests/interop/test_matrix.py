@@ -12,13 +12,19 @@ from pathlib import Path
 
 import pytest
 from participant_autogen import AutoGenMemory
-from participants import Fact, Participant, RawClient, Rest
+from participants import AgnoKnowledge, AgnoMemory, Fact, Participant, RawClient, Rest
 
 from a2m_server import A2MServer
 from a2m_testing.servers import serve_http
 
 DOCS = Path(__file__).parents[2] / "docs" / "interop.md"
-PARTICIPANTS: list[Callable[[str], Participant]] = [RawClient, Rest, AutoGenMemory]
+PARTICIPANTS: list[Callable[[str], Participant]] = [
+    RawClient,
+    Rest,
+    AutoGenMemory,
+    AgnoMemory,
+    AgnoKnowledge,
+]
 OK = "✅"
 
 
