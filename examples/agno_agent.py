@@ -1,6 +1,6 @@
 """Agno agents keeping their user memories and knowledge in A2M, offline.
 
-    uv run python examples/agno_memory.py
+    uv run python examples/agno_agent.py
 
 An A2M server runs over HTTP on a loopback port. One Agno agent learns a fact about the
 user (its memory manager writes it into A2M through ``A2MDb``); a second agent, with a
