@@ -311,7 +311,7 @@ def crewai_recalls_and_adds(client: A2MClient, models: Models) -> None:
     heading("2. CrewAI: a crew on a2m_memory, agent 'restaurant-scout'")
     scripted = ScriptedLLM()
     llm = models.of("crewai") or scripted
-    memory = a2m_memory(client, llm=scripted, embedder=embed, agent="restaurant-scout")
+    memory = a2m_memory(client, llm=llm, embedder=embed, agent="restaurant-scout")
     try:
         say("task", CREW_TASK)
         for match in memory.recall(CREW_TASK, limit=4):
@@ -331,9 +331,10 @@ def crewai_recalls_and_adds(client: A2MClient, models: Models) -> None:
         task = Task(description=CREW_TASK, expected_output="One booking.", agent=scout)
         result = Crew(agents=[scout], tasks=[task], memory=memory).kickoff()
         memory.drain_writes()
-        prompt = next((p for p in scripted.prompts if "Memories from past" in p), "")
-        shown = sum(fact in prompt for fact in LEARNED.values())
-        say("in its prompt", f"{shown} of the concierge's {len(LEARNED)} facts")
+        if llm is scripted:  # what CrewAI put in front of the model, as it sent it
+            prompt = next((p for p in scripted.prompts if "Memories from past" in p), "")
+            shown = sum(fact in prompt for fact in LEARNED.values())
+            say("in its prompt", f"{shown} of the concierge's {len(LEARNED)} facts")
         say("scout", str(result.raw))
         say("store", f"the crew's memory saved: {short(CREW_FACT)}")
     finally:
@@ -491,7 +492,13 @@ def _agno_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def final_state(client: A2MClient) -> None:
     heading("The store: who wrote what")
-    records = client.timeline(limit=1000).records
+    story = ["langgraph", "crewai", "autogen", "agno"]
+    # In the story's order; LangGraph runs the three tool calls in parallel, so their
+    # writes land in any order: by text within a framework.
+    records = sorted(
+        client.timeline(limit=1000).records,
+        key=lambda r: (_rank(story, (r.metadata or {}).get("source_framework")), r.content),
+    )
     for record in records:
         meta = record.metadata or {}
         writer = (
@@ -505,6 +512,10 @@ def final_state(client: A2MClient) -> None:
     for framework in frameworks:
         row = [counts.get((framework, tier), 0) for tier in tiers]
         print("  " + f"{framework:<12}" + "".join(f"{n:>10}" for n in row) + f"{sum(row):>8}")
+
+
+def _rank(order: list[str], name: object) -> int:
+    return order.index(name) if name in order else len(order)
 
 
 def main() -> None:
