@@ -52,8 +52,9 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     :class:`~a2m.AsyncA2MClient` (``aget_messages``, ``aadd_messages``, ``aclear``); pass
     both to use both. The clients stay the caller's: nothing here closes them, and nothing
     touches the network before the first call. ``namespace`` scopes writes and ``clear``;
-    ``agent`` is written as the records' owner (where the server keeps owners) and
-    ``source_agent``. With ``embeddings`` every message is also stored with its vector
+    ``agent`` is written as ``source_agent`` and as the records' owner where the server
+    keeps owners (over an authenticated connection leave it unset: the principal is the
+    owner). With ``embeddings`` every message is also stored with its vector
     (one ``embed_documents`` per call), so vector search finds the conversation too."""
 
     def __init__(

@@ -59,7 +59,8 @@ class A2MMemory(BaseMemory):
     namespace: str = DEFAULT_NAMESPACE
     """Where this memory writes and what ``clear`` may delete."""
     agent: str | None = None
-    """Written as the records' owner (where kept) and ``source_agent``."""
+    """Written as ``source_agent`` and as the records' owner where the server keeps owners
+    (leave it unset over an authenticated connection: the principal is the owner)."""
     memory_key: str = "history"
     input_key: str | None = None
     output_key: str | None = None
