@@ -21,6 +21,8 @@ from langchain_support import (
 from a2m import A2MClient, AsyncA2MClient
 from a2m.adapter import A2MAdapter
 from a2m_langchain import A2MChatMessageHistory
+from a2m_server.server import A2MServer
+from a2m_testing.servers import Servers
 
 
 def in_memory() -> InMemoryChatMessageHistory:
@@ -210,3 +212,16 @@ def test_other_frameworks_read_the_conversation_as_entries(client: A2MClient) ->
     assert hit.entry.meta.source_framework == "langchain"
     listed = crew.list(namespace="app/chat", recursive=True).entries
     assert [e.value for e in listed] == ["the launch moved to friday", "noted, friday"]
+
+
+def test_over_authenticated_http_the_principal_owns_the_conversation(
+    servers: Servers, server: A2MServer
+) -> None:
+    url = servers.http_url(server, tokens={"alice-token": "alice", "bob-token": "bob"})
+    with A2MClient(url, token="alice-token") as alice, A2MClient(url, token="bob-token") as bob:
+        A2MChatMessageHistory("conv-1", alice).add_messages([HumanMessage("alice here")])
+        A2MChatMessageHistory("conv-1", bob).add_messages([HumanMessage("bob here")])
+        assert [r.owner for r in alice.timeline(where={"session": "conv-1"}).records] == ["alice"]
+        assert [m.text for m in A2MChatMessageHistory("conv-1", alice).messages] == ["alice here"]
+        A2MChatMessageHistory("conv-1", bob).clear()
+        assert [m.text for m in A2MChatMessageHistory("conv-1", alice).messages] == ["alice here"]

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from langchain_classic.memory import ConversationBufferMemory, ConversationBufferWindowMemory
 from langchain_core.documents import Document
-from langchain_support import counting, deprecated_baseline
+from langchain_support import WordEmbeddings, counting, deprecated_baseline
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m.adapter import A2MAdapter
-from a2m_langchain import A2MMemory
+from a2m_langchain import A2MMemory, A2MVectorStore
 
 TURNS = [
     ({"input": "hi, I am Ada"}, {"output": "hello Ada"}),
@@ -173,3 +173,47 @@ async def test_relevant_memories_async_as_text_and_by_namespace(
 def test_a2m_memory_needs_a_client() -> None:
     with pytest.raises(TypeError, match="A2MClient"):
         A2MMemory(session_id="conv-1")
+
+
+def test_with_embeddings_messages_carry_vectors_and_lookup_is_semantic(
+    client: A2MClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embeddings = WordEmbeddings()
+    store = A2MVectorStore(embeddings, client, namespace="notes")
+    store.add_texts(["my cat is a lovely pet animal"])
+    memory = A2MMemory(
+        client=client,
+        session_id="conv-1",
+        relevant_key="facts",
+        relevant_k=1,
+        embeddings=embeddings,
+    )
+    memory.save_context({"input": "tea or coffee?"}, {"output": ""})
+    records = client.timeline(where={"session": "conv-1"}).records
+    stored = client.timeline(where={"session": "conv-1"}, embeddings=True).records
+    assert [r.embedding for r in stored] == [embeddings.embed_query("tea or coffee?"), None]
+    assert records[1].content == ""  # an empty answer has no vector, and is still kept
+    asked: list[dict[str, Any]] = []
+    recall = client.recall
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs)
+        return recall(*args, **kwargs)
+
+    monkeypatch.setattr(client, "recall", spy)
+    loaded = memory.load_memory_variables({"input": "which dog or cat?"})
+    assert loaded["facts"] == "my cat is a lovely pet animal"
+    # by words and by vector at once
+    assert asked[0]["query"] == "which dog or cat?"
+    assert asked[0]["embedding"] == embeddings.embed_query("which dog or cat?")
+
+
+async def test_with_embeddings_async(aclient: AsyncA2MClient) -> None:
+    embeddings = WordEmbeddings()
+    await A2MVectorStore(embeddings, aclient, namespace="notes").aadd_texts(["tea is a drink"])
+    memory = A2MMemory(
+        client=aclient, session_id="c", relevant_key="facts", relevant_k=1, embeddings=embeddings
+    )
+    await memory.asave_context({"input": "hello"}, {"output": "hi"})
+    loaded = await memory.aload_memory_variables({"input": "a hot drink, tea?"})
+    assert loaded == {"history": "Human: hello\nAI: hi", "facts": "tea is a drink"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
 from a2m import A2MClient, AsyncA2MClient
@@ -17,9 +18,12 @@ from ._records import (
     Layout,
     Provenance,
     alayout_of,
+    checked_messages,
     checked_namespace,
+    embeddable,
     layout_of,
     message_records,
+    message_vectors,
     record_message,
     transcript_where,
 )
@@ -48,8 +52,10 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     :class:`~a2m.AsyncA2MClient` (``aget_messages``, ``aadd_messages``, ``aclear``); pass
     both to use both. The clients stay the caller's: nothing here closes them, and nothing
     touches the network before the first call. ``namespace`` scopes writes and ``clear``;
-    ``agent`` is written as the records' owner (where the server keeps owners) and
-    ``source_agent``."""
+    ``agent`` is written as ``source_agent`` and as the records' owner where the server
+    keeps owners (over an authenticated connection leave it unset: the principal is the
+    owner). With ``embeddings`` every message is also stored with its vector
+    (one ``embed_documents`` per call), so vector search finds the conversation too."""
 
     def __init__(
         self,
@@ -59,12 +65,14 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
         async_client: AsyncA2MClient | None = None,
         namespace: str = DEFAULT_NAMESPACE,
         agent: str | None = None,
+        embeddings: Embeddings | None = None,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise ValueError("session_id must be a non-empty string")
         self.session_id = session_id
         self.client, self.async_client = sort_clients(client, async_client)
         self.provenance = Provenance(checked_namespace(namespace), agent)
+        self.embeddings = embeddings
 
     @property
     def namespace(self) -> str:
@@ -116,7 +124,14 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
         if not messages:
             return
         client, layout = self._sync("add_messages")
-        for chunk in self._chunks(messages, layout):
+        messages = checked_messages(messages)
+        vectors = None
+        if self.embeddings is not None:
+            layout.require("embeddings", "A2MChatMessageHistory(embeddings=...)")
+            texts = embeddable(messages)
+            found = self.embeddings.embed_documents(texts) if texts else []
+            vectors = message_vectors(messages, found)
+        for chunk in self._chunks(messages, layout, vectors):
             client.remember(chunk)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
@@ -124,13 +139,25 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
         if not messages:
             return
         client, layout = await self._async("aadd_messages")
-        for chunk in self._chunks(messages, layout):
+        messages = checked_messages(messages)
+        vectors = None
+        if self.embeddings is not None:
+            layout.require("embeddings", "A2MChatMessageHistory(embeddings=...)")
+            texts = embeddable(messages)
+            found = await self.embeddings.aembed_documents(texts) if texts else []
+            vectors = message_vectors(messages, found)
+        for chunk in self._chunks(messages, layout, vectors):
             await client.remember(chunk)
 
     def _chunks(
-        self, messages: Sequence[BaseMessage], layout: Layout
+        self,
+        messages: Sequence[BaseMessage],
+        layout: Layout,
+        vectors: Sequence[Sequence[float] | None] | None,
     ) -> list[list[dict[str, object]]]:
-        records = message_records(list(messages), self.provenance, layout, session=self.session_id)
+        records = message_records(
+            list(messages), self.provenance, layout, session=self.session_id, vectors=vectors
+        )
         size = layout.max_records_per_call
         return [records[start : start + size] for start in range(0, len(records), size)]
 

@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_buffer_string
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
@@ -39,7 +40,8 @@ class A2MMemory(BaseMemory):
     messages: one ``memory/timeline``. With ``relevant_key`` set it also returns, under
     that key, the ``relevant_k`` records most relevant to the input written by any
     framework in any namespace (or only ``relevant_namespaces``), other than this
-    session's transcript: one more ``memory/recall``. ``clear`` forgets this session's
+    session's transcript: one more ``memory/recall`` (by words, and by vector too with
+    ``embeddings``, which also stores every message with its vector). ``clear`` forgets this session's
     records in this ``namespace`` only: one ``memory/forget``.
 
     ``input_key`` / ``output_key`` are found as the classic memories find them when
@@ -57,7 +59,8 @@ class A2MMemory(BaseMemory):
     namespace: str = DEFAULT_NAMESPACE
     """Where this memory writes and what ``clear`` may delete."""
     agent: str | None = None
-    """Written as the records' owner (where kept) and ``source_agent``."""
+    """Written as ``source_agent`` and as the records' owner where the server keeps owners
+    (leave it unset over an authenticated connection: the principal is the owner)."""
     memory_key: str = "history"
     input_key: str | None = None
     output_key: str | None = None
@@ -75,6 +78,9 @@ class A2MMemory(BaseMemory):
     relevant_min_score: float | None = None
     return_docs: bool = False
     """Return relevant memories as documents carrying provenance, not as one string."""
+    embeddings: Embeddings | None = None
+    """Store each message with its vector, and find relevant memories by vector as well
+    as by words (as ``VectorStoreRetrieverMemory`` does with its vector store)."""
 
     _history: A2MChatMessageHistory = PrivateAttr()
 
@@ -88,6 +94,7 @@ class A2MMemory(BaseMemory):
             async_client=asynchronous,
             namespace=self.namespace,
             agent=self.agent,
+            embeddings=self.embeddings,
         )
         return self
 
@@ -110,7 +117,10 @@ class A2MMemory(BaseMemory):
         loaded: dict[str, Any] = {self.memory_key: self._buffer(messages)}
         if self.relevant_key:
             client = need_sync(self.client, self, "load_memory_variables")
-            result = client.recall(**self._relevant_params(inputs))
+            params = self._relevant_params(inputs)
+            if self.embeddings is not None:
+                params["embedding"] = self.embeddings.embed_query(params["query"])
+            result = client.recall(**params)
             loaded[self.relevant_key] = self._relevant(result.records)
         return loaded
 
@@ -121,7 +131,10 @@ class A2MMemory(BaseMemory):
         loaded: dict[str, Any] = {self.memory_key: self._buffer(messages)}
         if self.relevant_key:
             client = need_async(self.async_client, self, "aload_memory_variables")
-            result = await client.recall(**self._relevant_params(inputs))
+            params = self._relevant_params(inputs)
+            if self.embeddings is not None:
+                params["embedding"] = await self.embeddings.aembed_query(params["query"])
+            result = await client.recall(**params)
             loaded[self.relevant_key] = self._relevant(result.records)
         return loaded
 

@@ -150,6 +150,30 @@ def role_of(message: BaseMessage) -> str:
     return _ROLE_OF_TYPE.get(base, _ROLE_OF_TYPE.get(message.type, message.type))
 
 
+def checked_messages(messages: Sequence[Any]) -> list[BaseMessage]:
+    """``messages``, refused before anything is sent if one is not a LangChain message."""
+    for message in messages:
+        if not isinstance(message, BaseMessage):
+            raise InvalidParams(
+                f"a chat history holds LangChain messages, not {type(message).__name__} "
+                "(nothing was written)"
+            )
+    return list(messages)
+
+
+def embeddable(messages: Sequence[BaseMessage]) -> list[str]:
+    """The texts to embed: those of the messages that have one (a bare tool call has none)."""
+    return [message.text for message in messages if message.text]
+
+
+def message_vectors(
+    messages: Sequence[BaseMessage], found: Sequence[Sequence[float]]
+) -> list[Sequence[float] | None]:
+    """Each message's vector, given the vectors of :func:`embeddable`'s texts in order."""
+    vectors = iter(found)
+    return [next(vectors) if message.text else None for message in messages]
+
+
 _OPENS_A_TURN = frozenset({"human", "HumanMessageChunk", "system", "SystemMessageChunk"})
 
 
@@ -159,23 +183,20 @@ def message_records(
     layout: Layout,
     *,
     session: str,
+    vectors: Sequence[Sequence[float] | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """One episodic record per message, at a fresh key beneath ``{namespace}/messages/``:
+    """One episodic record per message, at a fresh key beneath ``{namespace}/messages/``
+    (with its vector from ``vectors``, in order, when given):
     readable text as ``content``, the message exactly as LangChain serializes it in
-    ``metadata.message``. Each turn is one ``group``: a user
-    (or system) message opens one, and the answers, tool calls and tool results after it
-    join it, so they are kept or evicted together (§3.4)."""
-    records = []
+    ``metadata.message``. Each turn is one ``group``: a user (or system) message opens one,
+    and the answers, tool calls and tool results after it join it, so they are kept or
+    evicted together (§3.4)."""
+    records: list[dict[str, Any]] = []
     group: str | None = None
-    for message in messages:
-        if not isinstance(message, BaseMessage):
-            raise InvalidParams(
-                f"a chat history holds LangChain messages, not {type(message).__name__} "
-                "(nothing was written)"
-            )
+    for message in checked_messages(messages):
         if group is None or message.type in _OPENS_A_TURN:
             group = new_id()
-        record = {
+        record: dict[str, Any] = {
             "content": message.text,
             "role": role_of(message),
             "group": group,
@@ -183,6 +204,9 @@ def message_records(
                 "episodic", session=session, **{MESSAGE_FIELD: message_to_dict(message)}
             ),
         }
+        vector = vectors[len(records)] if vectors is not None else None
+        if vector is not None:
+            record["embedding"] = [float(x) for x in vector]
         if layout.supports("keys"):
             # a key makes the message an entry, so adapters that read entries find it too
             record["key"] = f"{provenance.namespace}/messages/{new_id()}"
