@@ -376,3 +376,21 @@ def test_a_root_namespace_places_the_stores_items(client: A2MClient) -> None:
     assert item.value == {"theme": "dark"}
     with pytest.raises(ValueError):
         A2MStore(client, namespace="Not Valid")
+
+
+def test_principals_share_items_and_read_the_latest(server: A2MServer) -> None:
+    from a2m_testing.servers import serve_http
+
+    with (
+        serve_http(server, tokens={"token-a": "alice", "token-b": "bob"}) as url,
+        A2MClient(url, token="token-a") as alice,
+        A2MClient(url, token="token-b") as bob,
+    ):
+        A2MStore(alice).put(("team",), "goal", {"text": "ship it"})
+        seen = A2MStore(bob).get(("team",), "goal")
+        assert seen is not None
+        assert seen.value == {"text": "ship it"}
+        A2MStore(bob).put(("team",), "goal", {"text": "ship it friday"})
+        latest = A2MStore(alice).get(("team",), "goal")
+        assert latest is not None
+        assert latest.value == {"text": "ship it friday"}
