@@ -7,7 +7,7 @@ over an :class:`~a2m.AsyncA2MClient`, so the sync and async surfaces cannot drif
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -55,6 +55,10 @@ class Layout:
     max_recall_limit: int
     max_records_per_call: int
     max_content_length: int
+    cursor: bool = False
+    """Whether ``memory/timeline`` pages by keyset cursor (describe ``timeline.cursor``)."""
+    operators: frozenset[str] = frozenset()
+    """The ``where`` operators the server runs (describe ``where.operators``)."""
 
     @property
     def keys_per_call(self) -> int:
@@ -78,12 +82,25 @@ class Layout:
                 data={"capability": "keys"},
             )
         return cls(
+            cursor=_declared(description, "timeline", "cursor") is True,
+            operators=frozenset(_declared(description, "where", "operators") or ()),
             capabilities=capabilities,
             tier_for_kind=tiers if "tiers" in capabilities else {},
             max_recall_limit=(limits.max_recall_limit if limits else None) or 1000,
             max_records_per_call=(limits.max_records_per_call if limits else None) or 1000,
             max_content_length=(limits.max_content_length if limits else None) or 100_000,
         )
+
+
+def _declared(description: DescribeResult, section: str, name: str) -> Any:
+    """An extension field of describe (a typed field on newer clients, an unknown one on
+    older ones, which keep it in ``model_extra``)."""
+    value = getattr(description, section, None)
+    if value is None:
+        value = (description.model_extra or {}).get(section)
+    if isinstance(value, Mapping):
+        return value.get(name)
+    return getattr(value, name, None)
 
 
 def drive(plan: Plan[T], client: A2MClient, embeddings: Embeddings | None) -> T:

@@ -5,6 +5,7 @@ for its winners' vectors). Part of :mod:`._store_plan`."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchItem, SearchOp
@@ -18,7 +19,7 @@ from ._items import cosines, item_value, matches_filter, to_item
 if TYPE_CHECKING:
     from ._store_plan import StoreSettings
 
-__all__ = ["list_namespaces", "search"]
+__all__ = ["list_namespaces", "search", "server_where"]
 
 log = logging.getLogger("a2m_langchain.langgraph")
 
@@ -29,21 +30,82 @@ _OVERFETCH = 4
 _MIN_CANDIDATES = 50
 
 
-def _scan(prefix: str, layout: Layout, **params: Any) -> Plan[list[Record]]:
-    """Every record at or beneath A2M namespace ``prefix``, oldest first (as far back as
-    one timeline reaches: the server's ``max_recall_limit`` newest)."""
-    result = yield Call(
-        "timeline", {"key_prefix": prefix, "limit": layout.max_recall_limit, **params}
-    )
-    if len(result.records) >= layout.max_recall_limit:
-        log.warning(
-            "namespace %r holds more than the server's max_recall_limit (%d) records; "
-            "this listing sees the newest %d",
-            prefix,
-            layout.max_recall_limit,
-            layout.max_recall_limit,
+def _scan(
+    prefix: str,
+    layout: Layout,
+    *,
+    where: dict[str, Any] | None = None,
+    enough: Callable[[list[Record]], bool] = lambda _: False,
+    page: int | None = None,
+) -> Plan[list[Record]]:
+    """Records at or beneath A2M namespace ``prefix`` (matching ``where``), oldest first,
+    until ``enough`` says so: page by page with the server's keyset cursor where it has
+    one (complete, however many), else one timeline, which reaches back as far as
+    ``max_recall_limit`` newest records (said in the log when reached)."""
+    params: dict[str, Any] = {"key_prefix": prefix, "limit": layout.max_recall_limit}
+    if where:
+        params["where"] = where
+    if not layout.cursor:
+        result = yield Call("timeline", params)
+        if len(result.records) >= layout.max_recall_limit:
+            log.warning(
+                "namespace %r holds more than the server's max_recall_limit (%d) records "
+                "and the server has no timeline cursor; this listing sees the newest %d",
+                prefix,
+                layout.max_recall_limit,
+                layout.max_recall_limit,
+            )
+        return list(result.records)
+    records: list[Record] = []
+    cursor = ""
+    while True:
+        result = yield Call(
+            "timeline", {**params, "limit": page or layout.max_recall_limit, "cursor": cursor}
         )
-    return list(result.records)
+        records += result.records
+        following = getattr(result, "next_cursor", None)
+        if not following or following == cursor or enough(records):
+            return records
+        cursor = following
+
+
+def server_where(filter: Mapping[str, Any] | None, layout: Layout) -> dict[str, Any] | None:
+    """The part of a LangGraph filter the server can run with exactly LangGraph's meaning,
+    as ``where`` on ``metadata.value``; the rest (and this part again) is checked here.
+
+    Only what means the same on both sides is sent: equality with a string, or with a
+    number other than 0 and 1 (Python holds ``True == 1``, A2M does not), and ``$ne``.
+    LangGraph's ordering operators compare after converting to a number (a stored ``"5"``
+    is greater than 3), which A2M's typed operators do not, so they are applied here."""
+    if not filter or not layout.operators:
+        return None
+    where: dict[str, Any] = {}
+    for name, expected in filter.items():
+        if not name or "." in name:
+            continue
+        path = f"metadata.value.{name}"
+        if isinstance(expected, dict):
+            sent = {
+                op: operand
+                for op, operand in expected.items()
+                if op in layout.operators
+                and (
+                    (op == "$eq" and _same_equality(operand)) or (op == "$ne" and _scalar(operand))
+                )
+            }
+            if sent:
+                where[path] = sent
+        elif _same_equality(expected):
+            where[path] = expected
+    return where or None
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _same_equality(value: Any) -> bool:
+    return isinstance(value, str) or (_scalar(value) and value not in (0, 1))
 
 
 def search(
@@ -56,11 +118,13 @@ def search(
     window = op.offset + op.limit
     if op.limit == 0:
         return []
+    pushed = server_where(op.filter, layout)
+    narrowed = {"where": pushed} if pushed else {}
     if op.query and settings.fields is not None and "embeddings" in layout.capabilities:
         [vector] = yield Embed([op.query], query=True)
         query_vector = [float(x) for x in vector]
         candidates = min(max(window * _OVERFETCH, _MIN_CANDIDATES), layout.max_recall_limit)
-        params = {"embedding": query_vector, "key_prefix": prefix}
+        params = {"embedding": query_vector, "key_prefix": prefix, **narrowed}
         if not op.filter:
             result = yield Call("recall", {**params, "limit": candidates, "embeddings": True})
             records = list(result.records)
@@ -98,23 +162,30 @@ def search(
     if op.query:
         result = yield Call(
             "recall",
-            {"query": op.query, "key_prefix": prefix, "limit": layout.max_recall_limit},
+            {"query": op.query, "key_prefix": prefix, "limit": layout.max_recall_limit, **narrowed},
         )
-        hits = []
+        found = []
         for record in result.records:
             item = _hit(record, op, settings)
             if item is not None:
                 item.score = record.score
+                found.append((item, record))
+        return found[op.offset : window]
+    hits: list[tuple[SearchItem, Record]] = []
+    seen = 0
+
+    def enough(records: list[Record]) -> bool:
+        nonlocal seen
+        for record in records[seen:]:
+            item = _hit(record, op, settings)
+            if item is not None and len(hits) < window:
                 hits.append((item, record))
-        return hits[op.offset : window]
-    records = yield from _scan(prefix, layout)
-    hits = []
-    for record in records:
-        item = _hit(record, op, settings)
-        if item is not None:
-            hits.append((item, record))
-            if len(hits) == window:
-                break
+        seen = len(records)
+        return len(hits) >= window
+
+    page = min(max(2 * window, 100), layout.max_recall_limit)
+    records = yield from _scan(prefix, layout, where=pushed, enough=enough, page=page)
+    enough(records)
     return hits[op.offset : window]
 
 
