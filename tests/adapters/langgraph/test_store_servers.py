@@ -101,3 +101,24 @@ def test_listings_stay_complete_past_the_recall_limit(server_kind: str) -> None:
         drop_empty_namespaces(theirs)
         assert ours.list_namespaces() == theirs.list_namespaces()
         assert ours.list_namespaces(limit=3, offset=2) == theirs.list_namespaces(limit=3, offset=2)
+
+
+def test_the_saver_lists_every_checkpoint_past_the_recall_limit() -> None:
+    from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
+
+    from a2m_langchain.langgraph import A2MSaver
+
+    config = _config("cursor+operators", max_recall_limit=20)
+    with A2MServer(config) as server, A2MClient.in_process(server) as client:
+        saver = A2MSaver(client)
+        parent = None
+        for step in range(55):
+            at: dict[str, Any] = {"configurable": {"thread_id": "long", "checkpoint_ns": ""}}
+            if parent:
+                at["configurable"]["checkpoint_id"] = parent
+            stored = saver.put(at, generate_checkpoint(), generate_metadata(step=step), {})  # type: ignore[arg-type]
+            parent = stored["configurable"]["checkpoint_id"]
+        thread: Any = {"configurable": {"thread_id": "long"}}
+        steps = [t.metadata["step"] for t in saver.list(thread, filter={"source": "loop"})]
+        assert steps == list(range(54, -1, -1))
+        assert saver.get_tuple(thread).metadata["step"] == 54  # type: ignore[union-attr]

@@ -4,8 +4,7 @@ for its winners' vectors). Part of :mod:`._store_plan`."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchItem, SearchOp
@@ -13,7 +12,7 @@ from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchItem, S
 from a2m import Record
 
 from ._addressing import namespace_path
-from ._effects import Call, Embed, Layout, Plan
+from ._effects import Call, Embed, Layout, Plan, scan
 from ._items import cosines, item_value, matches_filter, to_item
 
 if TYPE_CHECKING:
@@ -21,52 +20,12 @@ if TYPE_CHECKING:
 
 __all__ = ["list_namespaces", "search", "server_where"]
 
-log = logging.getLogger("a2m_langchain.langgraph")
 
 # A semantic search re-scores the server's best candidates exactly; it asks for this many
 # times the requested window (at least _MIN_CANDIDATES), as the server's own score also
 # weighs recency and salience.
 _OVERFETCH = 4
 _MIN_CANDIDATES = 50
-
-
-def _scan(
-    prefix: str,
-    layout: Layout,
-    *,
-    where: dict[str, Any] | None = None,
-    enough: Callable[[list[Record]], bool] = lambda _: False,
-    page: int | None = None,
-) -> Plan[list[Record]]:
-    """Records at or beneath A2M namespace ``prefix`` (matching ``where``), oldest first,
-    until ``enough`` says so: page by page with the server's keyset cursor where it has
-    one (complete, however many), else one timeline, which reaches back as far as
-    ``max_recall_limit`` newest records (said in the log when reached)."""
-    params: dict[str, Any] = {"key_prefix": prefix, "limit": layout.max_recall_limit}
-    if where:
-        params["where"] = where
-    if not layout.cursor:
-        result = yield Call("timeline", params)
-        if len(result.records) >= layout.max_recall_limit:
-            log.warning(
-                "namespace %r holds more than the server's max_recall_limit (%d) records "
-                "and the server has no timeline cursor; this listing sees the newest %d",
-                prefix,
-                layout.max_recall_limit,
-                layout.max_recall_limit,
-            )
-        return list(result.records)
-    records: list[Record] = []
-    cursor = ""
-    while True:
-        result = yield Call(
-            "timeline", {**params, "limit": page or layout.max_recall_limit, "cursor": cursor}
-        )
-        records += result.records
-        following = getattr(result, "next_cursor", None)
-        if not following or following == cursor or enough(records):
-            return records
-        cursor = following
 
 
 def server_where(filter: Mapping[str, Any] | None, layout: Layout) -> dict[str, Any] | None:
@@ -184,7 +143,7 @@ def search(
         return len(hits) >= window
 
     page = min(max(2 * window, 100), layout.max_recall_limit)
-    records = yield from _scan(prefix, layout, where=pushed, enough=enough, page=page)
+    records = yield from scan(prefix, layout, where=pushed, enough=enough, page=page)
     enough(records)
     return hits[op.offset : window]
 
@@ -212,7 +171,7 @@ def list_namespaces(
                     break
                 literal.append(label)
             break
-    records = yield from _scan(namespace_path(literal, settings.root), layout)
+    records = yield from scan(namespace_path(literal, settings.root), layout)
     spaces: set[tuple[str, ...]] = set()
     for record in records:
         item = to_item(record, settings.root)
