@@ -49,3 +49,10 @@ def test_conformance_async_client_over_http(http_url: str) -> None:
 
 def test_conformance_async_client_over_rest(http_url: str) -> None:
     _check(_report(lambda: AsyncA2MClient.rest(http_url, namespace="langgraph")))
+
+
+def test_conformance_over_authenticated_http(server: A2MServer) -> None:
+    from a2m_testing.servers import serve_http
+
+    with serve_http(server, tokens={"token-a": "alice"}) as url:
+        _check(_report(lambda: AsyncA2MClient(url, token="token-a")))

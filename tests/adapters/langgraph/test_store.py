@@ -362,3 +362,35 @@ def test_a_server_without_vectors_ranks_queries_by_text() -> None:
         store.put(("d",), "a", {"text": "rust ownership"})
         store.put(("d",), "b", {"text": "python typing"})
         assert store.search(("d",), query="python")[0].key == "b"
+
+
+def test_a_root_namespace_places_the_stores_items(client: A2MClient) -> None:
+    scoped = A2MStore(client, namespace="app/v1")
+    scoped.put(("users", "alice"), "pref", {"theme": "dark"})
+    assert client.fetch("app/v1/users/alice/pref").record is not None
+    assert scoped.list_namespaces() == [("users", "alice")]
+    everything = A2MStore(client)
+    assert everything.list_namespaces() == [("app", "v1", "users", "alice")]
+    item = everything.get(("app", "v1", "users", "alice"), "pref")
+    assert item is not None
+    assert item.value == {"theme": "dark"}
+    with pytest.raises(ValueError):
+        A2MStore(client, namespace="Not Valid")
+
+
+def test_principals_share_items_and_read_the_latest(server: A2MServer) -> None:
+    from a2m_testing.servers import serve_http
+
+    with (
+        serve_http(server, tokens={"token-a": "alice", "token-b": "bob"}) as url,
+        A2MClient(url, token="token-a") as alice,
+        A2MClient(url, token="token-b") as bob,
+    ):
+        A2MStore(alice).put(("team",), "goal", {"text": "ship it"})
+        seen = A2MStore(bob).get(("team",), "goal")
+        assert seen is not None
+        assert seen.value == {"text": "ship it"}
+        A2MStore(bob).put(("team",), "goal", {"text": "ship it friday"})
+        latest = A2MStore(alice).get(("team",), "goal")
+        assert latest is not None
+        assert latest.value == {"text": "ship it friday"}

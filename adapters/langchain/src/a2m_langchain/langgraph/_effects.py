@@ -7,15 +7,18 @@ over an :class:`~a2m.AsyncA2MClient`, so the sync and async surfaces cannot drif
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import logging
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-from a2m import A2MClient, AsyncA2MClient, CapabilityNotSupported, DescribeResult
+from a2m import A2MClient, AsyncA2MClient, CapabilityNotSupported, DescribeResult, Record
 
-__all__ = ["DESCRIBE", "Call", "Embed", "Layout", "Plan", "adrive", "drive"]
+__all__ = ["DESCRIBE", "Call", "Embed", "Layout", "Plan", "adrive", "drive", "scan"]
+
+log = logging.getLogger("a2m_langchain.langgraph")
 
 T = TypeVar("T")
 
@@ -55,6 +58,10 @@ class Layout:
     max_recall_limit: int
     max_records_per_call: int
     max_content_length: int
+    cursor: bool = False
+    """Whether ``memory/timeline`` pages by keyset cursor (describe ``timeline.cursor``)."""
+    operators: frozenset[str] = frozenset()
+    """The ``where`` operators the server runs (describe ``where.operators``)."""
 
     @property
     def keys_per_call(self) -> int:
@@ -78,12 +85,25 @@ class Layout:
                 data={"capability": "keys"},
             )
         return cls(
+            cursor=_declared(description, "timeline", "cursor") is True,
+            operators=frozenset(_declared(description, "where", "operators") or ()),
             capabilities=capabilities,
             tier_for_kind=tiers if "tiers" in capabilities else {},
             max_recall_limit=(limits.max_recall_limit if limits else None) or 1000,
             max_records_per_call=(limits.max_records_per_call if limits else None) or 1000,
             max_content_length=(limits.max_content_length if limits else None) or 100_000,
         )
+
+
+def _declared(description: DescribeResult, section: str, name: str) -> Any:
+    """An extension field of describe (a typed field on newer clients, an unknown one on
+    older ones, which keep it in ``model_extra``)."""
+    value = getattr(description, section, None)
+    if value is None:
+        value = (description.model_extra or {}).get(section)
+    if isinstance(value, Mapping):
+        return value.get(name)
+    return getattr(value, name, None)
 
 
 def drive(plan: Plan[T], client: A2MClient, embeddings: Embeddings | None) -> T:
@@ -126,6 +146,45 @@ async def adrive(plan: Plan[T], client: AsyncA2MClient, embeddings: Embeddings |
             effect = plan.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
+
+
+def scan(
+    prefix: str,
+    layout: Layout,
+    *,
+    where: dict[str, Any] | None = None,
+    enough: Callable[[list[Record]], bool] = lambda _: False,
+    page: int | None = None,
+) -> Plan[list[Record]]:
+    """Records at or beneath A2M key prefix ``prefix`` (matching ``where``), oldest first,
+    until ``enough`` says so: page by page with the server's keyset cursor where it has
+    one (complete, however many), else one timeline, which reaches back as far as
+    ``max_recall_limit`` newest records (said in the log when reached)."""
+    params: dict[str, Any] = {"key_prefix": prefix, "limit": layout.max_recall_limit}
+    if where:
+        params["where"] = where
+    if not layout.cursor:
+        result = yield Call("timeline", params)
+        if len(result.records) >= layout.max_recall_limit:
+            log.warning(
+                "namespace %r holds more than the server's max_recall_limit (%d) records "
+                "and the server has no timeline cursor; this listing sees the newest %d",
+                prefix,
+                layout.max_recall_limit,
+                layout.max_recall_limit,
+            )
+        return list(result.records)
+    records: list[Record] = []
+    cursor = ""
+    while True:
+        result = yield Call(
+            "timeline", {**params, "limit": page or layout.max_recall_limit, "cursor": cursor}
+        )
+        records += result.records
+        following = getattr(result, "next_cursor", None)
+        if not following or following == cursor or enough(records):
+            return records
+        cursor = following
 
 
 def _embed(embeddings: Embeddings | None, effect: Embed) -> list[list[float]]:

@@ -35,7 +35,7 @@ from langgraph.checkpoint.base import (
 from a2m import Record
 
 from ._addressing import encode_key
-from ._effects import Call, Layout, Plan
+from ._effects import Call, Layout, Plan, scan
 from ._saver_records import (
     SaverSettings,
     Thread,
@@ -222,10 +222,14 @@ def plan_list(
     params["limit"] = (
         min(limit, layout.max_recall_limit) if limit and exact else layout.max_recall_limit
     )
-    result = yield Call("timeline", params)
+    if exact:
+        records = list((yield Call("timeline", params)).records)
+    else:  # every checkpoint of the listing, page by page where the server pages
+        prefix = params.pop("key_prefix")
+        records = yield from scan(prefix, layout, where=params["where"])
     chosen: list[tuple[Record, Any]] = []
     for record in sorted(
-        result.records, key=lambda r: str((r.metadata or {}).get("checkpoint_id")), reverse=True
+        records, key=lambda r: str((r.metadata or {}).get("checkpoint_id")), reverse=True
     ):
         meta = record.metadata or {}
         checkpoint_id = str(meta.get("checkpoint_id"))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,7 +154,7 @@ def message_records(
         record: dict[str, Any] = {
             "id": stable_id(settings.agent, key),
             "key": key,
-            "content": message.text or str(message.content),
+            "content": message.text or _calls_text(calls) or str(message.content),
             "role": _ROLES.get(message.type, message.type),
             "metadata": meta,
         }
@@ -200,3 +201,11 @@ def checkpoint_tuple(
 
 def record_kind(record: Record) -> Any:
     return (record.metadata or {}).get("langgraph")
+
+
+def _calls_text(calls: Sequence[Mapping[str, Any]]) -> str:
+    """What an assistant turn that only calls tools said, readably: ``search({"q": "x"})``."""
+    return "; ".join(
+        f"{call.get('name')}({json.dumps(call.get('args') or {}, ensure_ascii=False)})"
+        for call in calls
+    )

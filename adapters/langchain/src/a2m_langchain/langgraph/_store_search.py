@@ -4,7 +4,7 @@ for its winners' vectors). Part of :mod:`._store_plan`."""
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchItem, SearchOp
@@ -12,15 +12,14 @@ from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchItem, S
 from a2m import Record
 
 from ._addressing import namespace_path
-from ._effects import Call, Embed, Layout, Plan
+from ._effects import Call, Embed, Layout, Plan, scan
 from ._items import cosines, item_value, matches_filter, to_item
 
 if TYPE_CHECKING:
     from ._store_plan import StoreSettings
 
-__all__ = ["list_namespaces", "search"]
+__all__ = ["list_namespaces", "search", "server_where"]
 
-log = logging.getLogger("a2m_langchain.langgraph")
 
 # A semantic search re-scores the server's best candidates exactly; it asks for this many
 # times the requested window (at least _MIN_CANDIDATES), as the server's own score also
@@ -29,21 +28,43 @@ _OVERFETCH = 4
 _MIN_CANDIDATES = 50
 
 
-def _scan(prefix: str, layout: Layout, **params: Any) -> Plan[list[Record]]:
-    """Every record at or beneath A2M namespace ``prefix``, oldest first (as far back as
-    one timeline reaches: the server's ``max_recall_limit`` newest)."""
-    result = yield Call(
-        "timeline", {"key_prefix": prefix, "limit": layout.max_recall_limit, **params}
-    )
-    if len(result.records) >= layout.max_recall_limit:
-        log.warning(
-            "namespace %r holds more than the server's max_recall_limit (%d) records; "
-            "this listing sees the newest %d",
-            prefix,
-            layout.max_recall_limit,
-            layout.max_recall_limit,
-        )
-    return list(result.records)
+def server_where(filter: Mapping[str, Any] | None, layout: Layout) -> dict[str, Any] | None:
+    """The part of a LangGraph filter the server can run with exactly LangGraph's meaning,
+    as ``where`` on ``metadata.value``; the rest (and this part again) is checked here.
+
+    Only what means the same on both sides is sent: equality with a string, or with a
+    number other than 0 and 1 (Python holds ``True == 1``, A2M does not), and ``$ne``.
+    LangGraph's ordering operators compare after converting to a number (a stored ``"5"``
+    is greater than 3), which A2M's typed operators do not, so they are applied here."""
+    if not filter or not layout.operators:
+        return None
+    where: dict[str, Any] = {}
+    for name, expected in filter.items():
+        if not name or "." in name:
+            continue
+        path = f"metadata.value.{name}"
+        if isinstance(expected, dict):
+            sent = {
+                op: operand
+                for op, operand in expected.items()
+                if op in layout.operators
+                and (
+                    (op == "$eq" and _same_equality(operand)) or (op == "$ne" and _scalar(operand))
+                )
+            }
+            if sent:
+                where[path] = sent
+        elif _same_equality(expected):
+            where[path] = expected
+    return where or None
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _same_equality(value: Any) -> bool:
+    return isinstance(value, str) or (_scalar(value) and value not in (0, 1))
 
 
 def search(
@@ -56,11 +77,13 @@ def search(
     window = op.offset + op.limit
     if op.limit == 0:
         return []
+    pushed = server_where(op.filter, layout)
+    narrowed = {"where": pushed} if pushed else {}
     if op.query and settings.fields is not None and "embeddings" in layout.capabilities:
         [vector] = yield Embed([op.query], query=True)
         query_vector = [float(x) for x in vector]
         candidates = min(max(window * _OVERFETCH, _MIN_CANDIDATES), layout.max_recall_limit)
-        params = {"embedding": query_vector, "key_prefix": prefix}
+        params = {"embedding": query_vector, "key_prefix": prefix, **narrowed}
         if not op.filter:
             result = yield Call("recall", {**params, "limit": candidates, "embeddings": True})
             records = list(result.records)
@@ -98,23 +121,30 @@ def search(
     if op.query:
         result = yield Call(
             "recall",
-            {"query": op.query, "key_prefix": prefix, "limit": layout.max_recall_limit},
+            {"query": op.query, "key_prefix": prefix, "limit": layout.max_recall_limit, **narrowed},
         )
-        hits = []
+        found = []
         for record in result.records:
             item = _hit(record, op, settings)
             if item is not None:
                 item.score = record.score
+                found.append((item, record))
+        return found[op.offset : window]
+    hits: list[tuple[SearchItem, Record]] = []
+    seen = 0
+
+    def enough(records: list[Record]) -> bool:
+        nonlocal seen
+        for record in records[seen:]:
+            item = _hit(record, op, settings)
+            if item is not None and len(hits) < window:
                 hits.append((item, record))
-        return hits[op.offset : window]
-    records = yield from _scan(prefix, layout)
-    hits = []
-    for record in records:
-        item = _hit(record, op, settings)
-        if item is not None:
-            hits.append((item, record))
-            if len(hits) == window:
-                break
+        seen = len(records)
+        return len(hits) >= window
+
+    page = min(max(2 * window, 100), layout.max_recall_limit)
+    records = yield from scan(prefix, layout, where=pushed, enough=enough, page=page)
+    enough(records)
     return hits[op.offset : window]
 
 
@@ -141,7 +171,7 @@ def list_namespaces(
                     break
                 literal.append(label)
             break
-    records = yield from _scan(namespace_path(literal, settings.root), layout)
+    records = yield from scan(namespace_path(literal, settings.root), layout)
     spaces: set[tuple[str, ...]] = set()
     for record in records:
         item = to_item(record, settings.root)
