@@ -15,7 +15,8 @@ shows as the ratio of the two medians.
 
 The server is ``python -m a2m_server serve`` in its own process on a temporary SQLite
 file, so its CPU never shares this process's GIL. Each operation's latency is timed on
-its own; a round of ``--concurrency`` starts when the previous one ends. Round trips are
+its own; a round of ``--concurrency`` starts when the previous one ends, and the variants
+take turns round by round (in rotating order), so other load on the machine falls on all. Round trips are
 the HTTP requests the memory's client sent (counted by an httpx event hook), divided by
 the operations; the one-time ``memory/describe`` is counted in the first phase. The
 contents and questions are seeded. ``ListMemory`` does no I/O and puts every memory in
@@ -162,25 +163,38 @@ class Phase:
         )
 
 
-async def gathered(
-    name: str,
-    calls: Sequence[Callable[[], Awaitable[Any]]],
-    concurrency: int,
-    counter: list[int],
-) -> Phase:
-    latencies: list[float] = []
+Calls = Sequence[Callable[[], Awaitable[Any]]]
 
-    async def timed(call: Callable[[], Awaitable[Any]]) -> None:
+
+async def interleaved(
+    name: str, variants: dict[str, tuple[Calls, list[int]]], concurrency: int
+) -> list[tuple[str, Phase]]:
+    """Run each variant's calls ``concurrency`` at a time, the variants taking turns round
+    by round (their order rotating), so load from elsewhere on the machine falls on all of
+    them alike. A variant's wall time and round trips are summed over its own rounds."""
+    labels = list(variants)
+    latencies: dict[str, list[float]] = {label: [] for label in labels}
+    wall = dict.fromkeys(labels, 0.0)
+    trips = dict.fromkeys(labels, 0)
+
+    async def timed(label: str, call: Callable[[], Awaitable[Any]]) -> None:
         started = time.perf_counter()
         await call()
-        latencies.append(time.perf_counter() - started)
+        latencies[label].append(time.perf_counter() - started)
 
-    before = counter[0]
-    started = time.perf_counter()
-    for offset in range(0, len(calls), concurrency):
-        await asyncio.gather(*(timed(call) for call in calls[offset : offset + concurrency]))
-    wall = time.perf_counter() - started
-    return Phase(name, len(calls), wall, latencies, counter[0] - before)
+    rounds = max(len(calls) for calls, _ in variants.values())
+    for index, offset in enumerate(range(0, rounds, concurrency)):
+        shift = index % len(labels)
+        for label in labels[shift:] + labels[:shift]:
+            calls, counter = variants[label]
+            before, started = counter[0], time.perf_counter()
+            await asyncio.gather(*(timed(label, c) for c in calls[offset : offset + concurrency]))
+            wall[label] += time.perf_counter() - started
+            trips[label] += counter[0] - before
+    return [
+        (label, Phase(name, len(variants[label][0]), wall[label], latencies[label], trips[label]))
+        for label in labels
+    ]
 
 
 def sentence(rng: random.Random, length: int) -> str:
@@ -211,20 +225,24 @@ async def run(args: argparse.Namespace, url: str) -> None:
     async with http, AsyncA2MClient(url, http_client=http) as client:
         shared = A2MMemory(client, namespace="bench/autogen", k=args.k)
         listed = ListMemory(name="bench")
-        memories: list[tuple[str, Memory, list[int]]] = [
-            ("ListMemory", listed, quiet),
-            ("A2MMemory", shared, requests),
-        ]
+        memories: list[tuple[str, Memory]] = [("ListMemory", listed), ("A2MMemory", shared)]
         phases: dict[str, list[tuple[str, Phase]]] = {}
 
-        for label, memory, counter in memories:
-            calls = [lambda c=c, m=memory: m.add(c) for c in contents]  # type: ignore[misc]
-            phases.setdefault("add", []).append(
-                (label, await gathered("add", calls, args.concurrency, counter))
-            )
-        raw_adds = [lambda c=c: client.remember(str(c.content)) for c in contents]  # type: ignore[misc]
-        phases["add"].append(
-            ("raw client", await gathered("add", raw_adds, args.concurrency, requests))
+        def update(memory: Memory, question: str) -> Awaitable[Any]:
+            context = UnboundedChatCompletionContext([UserMessage(content=question, source="user")])
+            return memory.update_context(context)
+
+        phases["add"] = await interleaved(
+            "add",
+            {
+                "ListMemory": ([lambda c=c: listed.add(c) for c in contents], quiet),  # type: ignore[misc]
+                "A2MMemory": ([lambda c=c: shared.add(c) for c in contents], requests),  # type: ignore[misc]
+                "raw client": (
+                    [lambda c=c: client.remember(str(c.content)) for c in contents],  # type: ignore[misc]
+                    requests,
+                ),
+            },
+            args.concurrency,
         )
         batch = A2MMemory(client, namespace="bench/batch")
         before = requests[0]
@@ -232,33 +250,34 @@ async def run(args: argparse.Namespace, url: str) -> None:
         await batch.add_many(contents)
         add_many_wall, add_many_trips = time.perf_counter() - started, requests[0] - before
 
-        for label, memory, counter in memories:
-            calls = [lambda q=q, m=memory: m.query(q) for q in questions]  # type: ignore[misc]
-            phases.setdefault("query", []).append(
-                (label, await gathered("query", calls, args.concurrency, counter))
-            )
-        raw_queries = [lambda q=q: client.recall(q, limit=args.k) for q in questions]  # type: ignore[misc]
-        phases["query"].append(
-            ("raw client", await gathered("query", raw_queries, args.concurrency, requests))
+        phases["query"] = await interleaved(
+            "query",
+            {
+                "ListMemory": ([lambda q=q: listed.query(q) for q in questions], quiet),  # type: ignore[misc]
+                "A2MMemory": ([lambda q=q: shared.query(q) for q in questions], requests),  # type: ignore[misc]
+                "raw client": (
+                    [lambda q=q: client.recall(q, limit=args.k) for q in questions],  # type: ignore[misc]
+                    requests,
+                ),
+            },
+            args.concurrency,
         )
-        for label, memory, counter in memories:
-
-            def update(q: str, m: Memory = memory) -> Awaitable[Any]:
-                context = UnboundedChatCompletionContext([UserMessage(content=q, source="user")])
-                return m.update_context(context)
-
-            calls = [lambda q=q, u=update: u(q) for q in questions]  # type: ignore[misc]
-            phases.setdefault("update_context", []).append(
-                (label, await gathered("update_context", calls, args.concurrency, counter))
-            )
-        rendered = [
-            lambda q=q: client.recall(q, limit=args.k, prompt={"style": "facts"})  # type: ignore[misc]
-            for q in questions
-        ]
-        phases["update_context"].append(
-            ("raw client", await gathered("update_context", rendered, args.concurrency, requests))
+        phases["update_context"] = await interleaved(
+            "update_context",
+            {
+                "ListMemory": ([lambda q=q: update(listed, q) for q in questions], quiet),  # type: ignore[misc]
+                "A2MMemory": ([lambda q=q: update(shared, q) for q in questions], requests),  # type: ignore[misc]
+                "raw client": (
+                    [
+                        lambda q=q: client.recall(q, limit=args.k, prompt={"style": "facts"})  # type: ignore[misc]
+                        for q in questions
+                    ],
+                    requests,
+                ),
+            },
+            args.concurrency,
         )
-        sizes = {label: await prompt_chars(memory, questions[0]) for label, memory, _ in memories}
+        sizes = {label: await prompt_chars(memory, questions[0]) for label, memory in memories}
 
     print(
         f"A2MMemory over HTTP (a2m-server in its own process) vs ListMemory: "

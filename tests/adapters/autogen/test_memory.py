@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from autogen_core import CancellationToken, Image
 from autogen_core.memory import MemoryContent, MemoryMimeType
+from autogen_core.model_context import UnboundedChatCompletionContext
+from autogen_core.models import UserMessage
 
 from a2m import AsyncA2MClient
 from a2m.adapter import AsyncA2MAdapter
@@ -297,3 +299,44 @@ async def test_each_call_is_one_round_trip_and_concurrent_first_calls_describe_o
         await memory.query("n1")
         await memory.add_many([MemoryContent(content=f"m{i}", mime_type=TEXT) for i in range(50)])
         assert len(sent) == 2
+
+
+@pytest.mark.parametrize("operators", [True, False], ids=["server", "here"])
+async def test_a_where_with_operators_runs_on_the_server_or_here(
+    a2m_async_client_factory: Any, operators: bool
+) -> None:
+    from dataclasses import replace
+
+    from a2m import filters
+    from a2m_server.config import ServerConfig
+
+    config = replace(ServerConfig(), where_operators=operators)
+    client = a2m_async_client_factory("http", config=config)
+    assert bool(await client.filter_operators()) is operators
+    memory = A2MMemory(client, namespace="app/ranked", k=2)
+    await memory.add_many(
+        [
+            MemoryContent(content=f"ranked note {i}", mime_type=TEXT, metadata={"rank": i})
+            for i in range(6)
+        ]
+    )
+    found = (await memory.query("ranked note", where={"rank": filters.gte(3)})).results
+    assert len(found) == 2
+    assert all(r.metadata is not None and r.metadata["rank"] >= 3 for r in found)
+    everything = (await memory.query("ranked", k=10, where={"rank": filters.in_([1, 4])})).results
+    assert sorted(r.metadata["rank"] for r in everything if r.metadata) == [1, 4]
+
+    scoped = A2MMemory(client, namespace="app/ranked", where={"rank": filters.lt(1)})
+    context = UnboundedChatCompletionContext([UserMessage(content="ranked note", source="user")])
+    result = await scoped.update_context(context)
+    assert [c.content for c in result.memories.results] == ["ranked note 0"]
+    dumped = A2MMemory(url="http://127.0.0.1:9/", where={"rank": filters.lt(1)}).dump_component()
+    assert dumped.config["where"] == {"rank": {"$lt": 1}}
+
+
+async def test_a_where_that_cannot_be_meant_is_refused_unsent(client: AsyncA2MClient) -> None:
+    from a2m import InvalidParams
+
+    memory = A2MMemory(client, namespace="app/x")
+    with pytest.raises(InvalidParams, match="nothing was sent"):
+        await memory.query("x", where={"rank": {"$between": [1, 2]}})

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from autogen_agentchat.agents import AssistantAgent
@@ -244,3 +245,33 @@ async def test_a_teams_custom_message_types_replay_when_named(client: AsyncA2MCl
         client, session="s1", message_types=[StructuredMessage[Plan]]
     ).messages()
     assert [m.to_text() for m in named] == [m.to_text() for m in said]
+
+
+@pytest.mark.parametrize("cursor", [True, False], ids=["cursor", "no-cursor"])
+async def test_a_transcript_longer_than_one_page_comes_back_whole_where_the_server_pages(
+    a2m_async_client_factory: Any, cursor: bool
+) -> None:
+    from dataclasses import replace
+
+    from autogen_agentchat.messages import TextMessage
+
+    from a2m_server.config import LimitsConfig, ServerConfig
+
+    config = replace(
+        ServerConfig(), limits=LimitsConfig(max_recall_limit=7), timeline_cursor=cursor
+    )
+    client = a2m_async_client_factory("http", config=config)
+    context = A2MChatCompletionContext(client, session="long")
+    said = [TextMessage(content=f"m{i}", source="user" if i % 2 else "a") for i in range(20)]
+    for message in said:
+        await context.add_message(message.to_model_message())
+    await A2MTranscript(client, session="long").record(said)
+
+    restored = await A2MChatCompletionContext(client, session="long").get_messages()
+    replayed = await A2MTranscript(client, session="long").messages()
+    if cursor:  # complete, in order
+        assert [m.content for m in restored] == [f"m{i}" for i in range(20)]
+        assert [m.to_text() for m in replayed] == [f"m{i}" for i in range(20)]
+    else:  # the newest page only, still in order
+        assert [m.content for m in restored] == [f"m{i}" for i in range(13, 20)]
+        assert [m.to_text() for m in replayed] == [f"m{i}" for i in range(13, 20)]

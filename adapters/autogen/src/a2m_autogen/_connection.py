@@ -13,9 +13,9 @@ from typing import Any, Literal, TypeVar
 from autogen_core import CancellationToken
 from pydantic import BaseModel, Field, SecretStr
 
-from a2m import AsyncA2MClient, DescribeResult
+from a2m import AsyncA2MClient, DescribeResult, Record
 
-__all__ = ["ConnectionConfig", "Link", "StoreLayout", "cancellable"]
+__all__ = ["ConnectionConfig", "Link", "StoreLayout", "cancellable", "every_record"]
 
 T = TypeVar("T")
 
@@ -158,6 +158,26 @@ class Link:
         opened, self._opened, self._layout = self._opened, None, None
         if opened is not None:
             await opened.aclose()
+
+
+async def every_record(
+    client: AsyncA2MClient, layout: StoreLayout, selector: dict[str, Any]
+) -> list[Record]:
+    """Every record ``selector`` picks, oldest first: all of them, a page of
+    ``max_recall_limit`` per ``memory/timeline``, where the server pages by keyset cursor;
+    else the newest ``max_recall_limit`` (one call: A2M 0.1's timeline has no offset)."""
+    limit = layout.max_recall_limit
+    if not await client.pages_by_cursor():
+        return (await client.timeline(limit=limit, **selector)).records
+    records: list[Record] = []
+    cursor: str | None = ""
+    while cursor is not None:
+        page = await client.timeline(limit=limit, cursor=cursor, **selector)
+        records.extend(page.records)
+        if not page.records or page.next_cursor == cursor:  # a server that stands still
+            break
+        cursor = page.next_cursor
+    return records
 
 
 async def cancellable(call: Awaitable[T], token: CancellationToken | None) -> T:

@@ -24,7 +24,7 @@ from typing_extensions import Self
 from a2m import AsyncA2MClient, Record, RecordInput
 from a2m_types.rest import validate_key, validate_namespace
 
-from ._connection import ConnectionConfig, Link, StoreLayout
+from ._connection import ConnectionConfig, Link, StoreLayout, every_record
 from ._contents import SOURCE_FRAMEWORK, TEXT_MIME, transcript_key
 
 __all__ = ["A2MChatCompletionContext", "A2MChatCompletionContextConfig"]
@@ -81,8 +81,9 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
     episodic record of ``session`` (role, and the speaking agent as ``source_agent``), and
     a new context on the same session and namespace loads the transcript back in order.
 
-    The store is read once, on the first call (one ``memory/timeline``, reaching back
-    ``max_recall_limit`` messages); after that ``get_messages`` is local and
+    The store is read once, on the first call: the whole transcript, one
+    ``memory/timeline`` per ``max_recall_limit`` messages where the server pages by cursor
+    (else the newest ``max_recall_limit``); after that ``get_messages`` is local and
     ``add_message`` is one ``memory/remember``. System messages added while running (a
     memory's recalled context, for one) are derived from the store and stay local; the
     initial messages are stored. ``clear`` (an agent's reset) deletes the session's
@@ -185,8 +186,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         layout = await self._link.layout()
         client = await self._link.client()
         selector = layout.beneath(self._config.namespace, self._config.session)
-        result = await client.timeline(limit=layout.max_recall_limit, **selector)
-        stored = _transcript(result.records)
+        stored = _transcript(await every_record(client, layout, selector))
         self._loaded = True
         if stored:
             self._messages = [message for _, message in stored]

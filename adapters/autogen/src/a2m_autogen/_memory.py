@@ -5,6 +5,7 @@ with ``dump_component`` like any AutoGen component."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from autogen_core import CancellationToken, Component
@@ -14,7 +15,7 @@ from autogen_core.models import SystemMessage, UserMessage
 from pydantic import Field, SecretStr
 from typing_extensions import Self
 
-from a2m import NOT_GIVEN, AsyncA2MClient, PromptOptions, RecallResult
+from a2m import NOT_GIVEN, AsyncA2MClient, PromptOptions, Record, filters
 from a2m.adapter import AsyncA2MAdapter
 from a2m_types.rest import validate_namespace
 
@@ -48,6 +49,8 @@ class A2MMemoryConfig(ConnectionConfig):
     """Recall only from this namespace (and those beneath it); ``None`` reads the store."""
     key_prefix: str | None = None
     """Recall only records whose A2M key is at or beneath this (whole segments)."""
+    where: dict[str, Any] | None = None
+    """Recall only records passing this filter (§5.2 equality, ``a2m.filters`` operators)."""
     memory_type: str = "semantic"
     """The memory type ``add`` gives its records: working, episodic, semantic, procedural."""
     source_agent: str | None = None
@@ -60,6 +63,15 @@ class A2MMemoryConfig(ConnectionConfig):
     """Have the server render recalled memories when it declares ``prompt``."""
     prompt_budget: int | None = Field(default=None, ge=1)
     """At most this many characters of rendered memories (whole memories are dropped)."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One recall: its params, and a ``where`` the server cannot run, applied here."""
+
+    params: dict[str, Any]
+    local: dict[str, Any] | None
+    k: int
 
 
 class A2MMemory(Memory, Component[A2MMemoryConfig]):
@@ -97,6 +109,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         score_threshold: float | None = None,
         query_namespace: str | None = None,
         key_prefix: str | None = None,
+        where: Mapping[str, Any] | None = None,
         memory_type: str = "semantic",
         source_agent: str | None = None,
         session: str | None = None,
@@ -120,6 +133,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
                     validate_namespace(query_namespace) if query_namespace else None
                 ),
                 "key_prefix": key_prefix,
+                "where": dict(where) if where is not None else None,
                 "memory_type": memory_type,
                 "source_agent": source_agent,
                 "session": session,
@@ -181,34 +195,73 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
 
     # --- reading -------------------------------------------------------------------------
 
-    async def _recall_params(
+    async def _plan(
         self,
         k: int | None,
         score_threshold: float | None,
         namespace: str | None,
         key_prefix: str | None,
         where: Mapping[str, Any] | None,
-    ) -> dict[str, Any]:
+    ) -> _Plan:
         config = self._config
         limit = config.k if k is None else k
         if not 1 <= limit <= 1000:
             raise ValueError(f"k must be between 1 and 1000, not {limit}")
         space = namespace if namespace is not None else config.query_namespace
         prefix = key_prefix if key_prefix is not None else config.key_prefix
-        tests = dict(where or {})
+        tests = dict(config.where or {}) | dict(where or {})
+        filters.validate(tests)
+        layout = await self._link.layout()
+        local: dict[str, Any] | None = None
+        if (
+            filters.uses_operators(tests)
+            and not await (await self._link.client()).filter_operators()
+        ):
+            # A §5.2 server would read {"$gt": 3} as "equals this object": filter here,
+            # on as many candidates as one recall may return.
+            local, tests, limit = tests, {}, layout.max_recall_limit
         if space is not None:
             validate_namespace(space)
-            if (await self._link.layout()).keys:
+            if layout.keys:
                 prefix = f"{space}/" + (prefix or "")
             else:  # without keys, a namespace is what records say in metadata (exact)
                 tests["namespace"] = space
         threshold = score_threshold if score_threshold is not None else config.score_threshold
-        return {
+        params = {
             "limit": limit,
             "min_score": NOT_GIVEN if threshold is None else threshold,
             "key_prefix": NOT_GIVEN if prefix is None else prefix,
             "where": tests or NOT_GIVEN,
         }
+        return _Plan(params, local, config.k if k is None else k)
+
+    async def _recall(
+        self,
+        text: str,
+        plan: _Plan,
+        prompt: PromptOptions | None,
+        cancellation_token: CancellationToken | None,
+    ) -> tuple[list[Record], str | None]:
+        """The recalled records (only what the rendering kept, when there is one) and the
+        server's rendering of them."""
+        client = await self._link.client()
+        if plan.local is not None:
+            prompt = None  # the server would render candidates the filter drops
+        call = client.recall(
+            text if text.strip() else NOT_GIVEN,
+            prompt=NOT_GIVEN if prompt is None else prompt,
+            **plan.params,
+        )
+        result = await cancellable(call, cancellation_token)
+        records = result.records
+        if plan.local is not None:
+            wanted = plan.local
+            records = [r for r in records if filters.matches(wanted, r.model_dump(mode="json"))]
+            return records[: plan.k], None
+        if prompt is not None and result.prompt_ids is not None:
+            shown = set(result.prompt_ids)  # what survived the budget is what the model sees
+            records = [r for r in records if r.id in shown]
+        return records, result.prompt if prompt is not None else None
 
     async def query(
         self,
@@ -223,30 +276,17 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         **kwargs: Any,
     ) -> MemoryQueryResult:
         """The memories most relevant to ``query``, best first, from every namespace (or
-        ``namespace`` and beneath it, or keys at or beneath ``key_prefix``; ``where`` tests
-        record fields and metadata, §5.2). An empty query returns the most recent. Each
-        result's ``metadata["a2m"]`` holds its score, record id and provenance. One
+        ``namespace`` and beneath it, or keys at or beneath ``key_prefix``). ``where``
+        tests record fields and metadata (§5.2 equality, and the ``a2m.filters``
+        operators: run by the server where it declares them, else here on one recall's
+        worth of candidates). An empty query returns the most recent. Each result's
+        ``metadata["a2m"]`` holds its score, record id and provenance. One
         ``memory/recall``."""
         if kwargs:
             raise TypeError(f"unexpected query argument(s): {', '.join(sorted(kwargs))}")
-        params = await self._recall_params(k, score_threshold, namespace, key_prefix, where)
-        result = await self._recall(query_text(query), params, None, cancellation_token)
-        return MemoryQueryResult(results=[record_content(r) for r in result.records])
-
-    async def _recall(
-        self,
-        text: str,
-        params: dict[str, Any],
-        prompt: PromptOptions | None,
-        cancellation_token: CancellationToken | None,
-    ) -> RecallResult:
-        client = await self._link.client()
-        call = client.recall(
-            text if text.strip() else NOT_GIVEN,
-            prompt=NOT_GIVEN if prompt is None else prompt,
-            **params,
-        )
-        return await cancellable(call, cancellation_token)
+        plan = await self._plan(k, score_threshold, namespace, key_prefix, where)
+        records, _ = await self._recall(query_text(query), plan, None, cancellation_token)
+        return MemoryQueryResult(results=[record_content(r) for r in records])
 
     async def update_context(self, model_context: ChatCompletionContext) -> UpdateContextResult:
         """Recall on the latest user message (the newest memories when there is none) and
@@ -255,23 +295,16 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         found. One ``memory/recall``."""
         messages = await model_context.get_messages()
         text = _latest_user_text(messages)
-        params = await self._recall_params(None, None, None, None, None)
+        plan = await self._plan(None, None, None, None, None)
         layout = await self._link.layout()
         prompt = None
         if self._config.use_server_prompt and "prompt" in layout.capabilities:
             prompt = PromptOptions(style="facts", budget=self._config.prompt_budget)
-        result = await self._recall(text, params, prompt, None)
-        records = result.records
-        if prompt is not None and result.prompt_ids is not None:
-            shown = set(result.prompt_ids)  # what survived the budget is what the model sees
-            records = [r for r in records if r.id in shown]
+        records, rendered = await self._recall(text, plan, prompt, None)
         if not records:
             return UpdateContextResult(memories=MemoryQueryResult(results=[]))
         contents = [record_content(r) for r in records]
-        if prompt is not None and result.prompt:
-            body = result.prompt
-        else:
-            body = "\n".join(f"{i}. {_plain(c)}" for i, c in enumerate(contents, 1))
+        body = rendered or "\n".join(f"{i}. {_plain(c)}" for i, c in enumerate(contents, 1))
         await model_context.add_message(SystemMessage(content=MEMORY_HEADER + body + "\n"))
         return UpdateContextResult(memories=MemoryQueryResult(results=contents))
 

@@ -17,7 +17,7 @@ from a2m import AsyncA2MClient, RecordInput
 from a2m_types.rest import record_key, validate_key, validate_namespace
 
 from ._compat import SUPPORTED_AGENTCHAT, require
-from ._connection import ConnectionConfig, Link, StoreLayout
+from ._connection import ConnectionConfig, Link, StoreLayout, every_record
 from ._contents import SOURCE_FRAMEWORK, TEXT_MIME
 
 require(
@@ -57,8 +57,9 @@ class A2MTranscript:
     ``custom_message_types`` as ``message_types`` so they replay too).
 
     Round trips: ``record`` 1 ``memory/remember`` per ``max_records_per_call`` messages,
-    ``stream`` 1 per message, ``messages`` 1 ``memory/timeline`` (reaching back
-    ``max_recall_limit`` messages). The client is the caller's when passed in; else it is
+    ``stream`` 1 per message, ``messages`` 1 ``memory/timeline`` per ``max_recall_limit``
+    messages where the server pages by cursor (else the newest ``max_recall_limit``).
+    The client is the caller's when passed in; else it is
     opened from ``url`` (or ``A2M_URL``) and closed by :meth:`aclose`."""
 
     def __init__(
@@ -139,9 +140,8 @@ class A2MTranscript:
         layout = await self._link.layout()
         selector = layout.beneath(self.namespace, self.session)
         client = await self._link.client()
-        result = await client.timeline(limit=layout.max_recall_limit, **selector)
         found: list[tuple[datetime, int, BaseChatMessage]] = []
-        for record in result.records:
+        for record in await every_record(client, layout, selector):
             metadata = record.metadata or {}
             value, seq, sent = metadata.get("value"), metadata.get("seq"), metadata.get("sent_at")
             if not (isinstance(value, dict) and isinstance(seq, int) and isinstance(sent, str)):
