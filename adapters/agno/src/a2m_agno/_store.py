@@ -117,12 +117,14 @@ class MemoryStore:
         text: str | None,
         top_k: int,
         everywhere: bool = False,
+        where: Mapping[str, Any] | None = None,
     ) -> list[ScoredEntry]:
         """The ``top_k`` entries of the namespace and beneath (of every namespace when
-        ``everywhere``) nearest ``embedding`` and/or ``text``, best first: one recall."""
+        ``everywhere``) nearest ``embedding`` and/or ``text`` that match ``where``, best
+        first: one recall."""
         namespace = None if everywhere else self.namespace
         return self.adapter.query(
-            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True
+            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True, where=where
         )
 
     def clear(self) -> int:
@@ -198,11 +200,12 @@ class AsyncMemoryStore:
         text: str | None,
         top_k: int,
         everywhere: bool = False,
+        where: Mapping[str, Any] | None = None,
     ) -> list[ScoredEntry]:
         """See :meth:`MemoryStore.query`."""
         namespace = None if everywhere else self.namespace
         return await self.adapter.query(
-            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True
+            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True, where=where
         )
 
     async def clear(self) -> int:
