@@ -74,12 +74,9 @@ class ServerProcess:
     def __init__(self, folder: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        config = folder / "server.toml"
-        # Lists a namespace in one call on a server without a paging cursor.
-        config.write_text("[limits]\nmax_recall_limit = 100000\n", encoding="utf-8")
         command = [
             sys.executable, "-m", "a2m_server", "serve", "--db", str(folder / "a2m.db"),
-            "--config", str(config), "--host", "127.0.0.1", "--port", str(self.port),
+            "--host", "127.0.0.1", "--port", str(self.port),
             "--log-level", "warning",
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)

@@ -19,6 +19,8 @@ from a2m import A2MClient, AsyncA2MClient, InvalidParams
 from a2m.adapter import A2MAdapter
 from a2m_agno import A2MDb, AsyncA2MDb, IncompleteListingError
 from a2m_agno._records import COLUMNS
+from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_testing.plugin import HTTPServerFactory
 
 pytestmark = pytest.mark.anyio
 
@@ -130,20 +132,42 @@ async def test_upsert_memories_is_one_remember_and_atomic(db: Counted) -> None:
     assert await db("upsert_memories", []) == []
 
 
-async def test_listing_is_complete_or_refuses(db: Counted) -> None:
+async def test_listing_is_complete_past_the_servers_limit(db: Counted) -> None:
     batch = [full(f"m-{i:04d}", memory=f"fact {i}") for i in range(1_050)]
     await db("upsert_memories", batch)
-    if hasattr(A2MAdapter, "iter_entries"):
-        everything = await db("get_user_memories")
-        assert len(everything) == 1_050
-        rows, total = await db(
-            "get_user_memories", limit=100, page=11, sort_by="memory_id", deserialize=False
-        )
-        assert total == 1_050
-        assert [r["memory_id"] for r in rows] == [f"m-{i:04d}" for i in range(49, -1, -1)]
-    else:  # no paging on the server: an error, never a silently short answer
-        with pytest.raises(IncompleteListingError):
-            await db("get_user_memories")
+    everything = await db("get_user_memories")
+    assert len(everything) == 1_050
+    rows, total = await db(
+        "get_user_memories", limit=100, page=11, sort_by="memory_id", deserialize=False
+    )
+    assert total == 1_050
+    assert [r["memory_id"] for r in rows] == [f"m-{i:04d}" for i in range(49, -1, -1)]
+
+
+@pytest.mark.parametrize("cursor", [True, False])
+async def test_a_server_without_cursors_gets_an_error_never_a_short_answer(
+    a2m_http_server_factory: HTTPServerFactory, cursor: bool
+) -> None:
+    config = ServerConfig(limits=LimitsConfig(max_recall_limit=40), timeline_cursor=cursor)
+    url = a2m_http_server_factory(config=config)
+    memories = [full(f"m-{i:03d}", user_id="ada" if i < 30 else "bob") for i in range(60)]
+    with A2MClient(url) as client:
+        sync = A2MDb(client)
+        sync.upsert_memories([replace(m) for m in memories])
+        assert len(sync.get_user_memories(user_id="ada")) == 30  # under the limit: exact
+        if cursor:
+            assert len(sync.get_user_memories()) == 60
+        else:
+            with pytest.raises(IncompleteListingError):
+                sync.get_user_memories()
+    async with AsyncA2MClient(url) as aclient:
+        adb = AsyncA2MDb(aclient)
+        assert len(await adb.get_user_memories(user_id="bob")) == 30
+        if cursor:
+            assert len(await adb.get_user_memories()) == 60
+        else:
+            with pytest.raises(IncompleteListingError):
+                await adb.get_user_memory_stats()
 
 
 async def test_filters_pages_and_bad_pages(db: Counted) -> None:

@@ -175,3 +175,21 @@ def test_an_agent_searching_knowledge_finds_other_frameworks_documents(client: A
     assert found.name == "handbook/leave"
     assert [d.name for d in vectors.search("office opens")][:1] == ["office"]
     assert [d.name for d in A2MVectorDb(client).search("annual leave")] == []
+
+
+def test_a_filter_the_server_runs_finds_matches_beyond_the_best_hundred(client: A2MClient) -> None:
+    vectors = A2MVectorDb(client, embedder=FakeEmbedder(), search_type="vector")
+    crowd = [
+        chunk(f"cats cats cats {i}", name=f"pet-{i}", kind="pets", year=2020) for i in range(120)
+    ]
+    rare = [
+        chunk(f"cats and code {i}", name=f"code-{i}", kind="code", year=2020 + i) for i in range(3)
+    ]
+    vectors.insert("crowd", crowd)
+    vectors.insert("rare", rare)
+    found = vectors.search("cats cats cats", limit=3, filters={"kind": "code"})
+    assert sorted(d.name or "" for d in found) == ["code-0", "code-1", "code-2"]
+    later = vectors.search(
+        "cats cats cats", limit=5, filters=[EQ("kind", "code"), GT("year", 2020)]
+    )
+    assert sorted(d.name or "" for d in later) == ["code-1", "code-2"]

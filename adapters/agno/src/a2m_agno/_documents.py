@@ -176,3 +176,49 @@ def passes_meta(held: Mapping[str, Any], filters: Any) -> bool:
         if not _holds(expression.to_dict(), held):
             return False
     return True
+
+
+_ORDERING = {"GT": "$gt", "GTE": "$gte", "LT": "$lt", "LTE": "$lte", "NEQ": "$ne", "EQ": "$eq"}
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
+
+
+def _condition(expression: Mapping[str, Any], where: dict[str, dict[str, Any]]) -> bool:
+    op, key = expression.get("op"), expression.get("key")
+    if op == "AND":
+        return all(_condition(c, where) for c in expression["conditions"])
+    if not isinstance(key, str) or not key or "." in key:
+        return False
+    if op in _ORDERING and _scalar(expression.get("value")):
+        operator, operand = _ORDERING[str(op)], expression.get("value")
+    elif op == "IN" and expression.get("values") and all(map(_scalar, expression["values"])):
+        operator, operand = "$in", list(expression["values"])
+    else:
+        return False  # OR, NOT, CONTAINS, STARTSWITH: only checked here
+    held = where.setdefault(f"metadata.meta_data.{key}", {})
+    if operator in held:
+        return False
+    held[operator] = operand
+    return True
+
+
+def server_where(filters: Any) -> dict[str, Any] | None:
+    """``filters`` as a ``where`` the server runs on chunk metadata, or ``None`` when some
+    part has no A2M operator (then the candidates are checked here instead)."""
+    if not filters:
+        return {}
+    if isinstance(filters, Mapping):
+        expressions = [{"op": "EQ", "key": k, "value": v} for k, v in filters.items()]
+    elif isinstance(filters, (list, FilterExpr)):
+        listed = filters if isinstance(filters, list) else [filters]
+        if not all(isinstance(e, FilterExpr) for e in listed):
+            return None
+        expressions = [e.to_dict() for e in listed]
+    else:
+        return None
+    where: dict[str, dict[str, Any]] = {}
+    if not all(_condition(expression, where) for expression in expressions):
+        return None
+    return dict(where)

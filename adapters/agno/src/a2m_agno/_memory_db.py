@@ -182,7 +182,7 @@ class A2MDb(InMemoryDb):
     ) -> list[UserMemory] | Rows:
         """Memories matching every filter given, exactly and completely, sorted by a
         column (descending unless ``sort_order="asc"``) and paged (1-indexed); with
-        ``deserialize=False``, ``(rows, total before paging)``. Calls: one per 500
+        ``deserialize=False``, ``(rows, total before paging)``. Calls: one per 1,000
         memories of the user/agent/team selected (those filters run on the server),
         plus one recall when ``search_content`` looks at other frameworks too."""
         records.check_page(limit, page)

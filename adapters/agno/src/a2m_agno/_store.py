@@ -13,16 +13,27 @@ from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry, ScoredEntry
 from a2m_types import Record
 from a2m_types.rest import MAX_TOP_K, record_key
 
-from . import _batch as batch
-from ._batch import IncompleteListingError
 from ._records import KIND_KEY, SOURCE_FRAMEWORK, USER_MEMORY
 
 __all__ = ["AsyncMemoryStore", "IncompleteListingError", "MemoryStore"]
 
-PAGE_SIZE = 500
-"""Entries per listing call."""
+PAGE_SIZE = 1000
+"""Entries per listing call (the client lowers it to the server's ``max_recall_limit``)."""
 KEYS_PER_CALL = 1000
 """Keys named in one ``memory/forget``, which keeps a request's body small."""
+
+
+class IncompleteListingError(RuntimeError):
+    """The server cannot list every matching entry (it pages by no cursor, and its limit
+    was reached), so an exact answer is not possible: nothing is returned rather than a
+    silently short one."""
+
+
+def _incomplete(namespace: str) -> IncompleteListingError:
+    return IncompleteListingError(
+        f"namespace {namespace!r} holds more matching entries than this server lists in "
+        "one call, and it offers no paging cursor; an exact answer is not possible"
+    )
 
 
 def _pushed(where: Mapping[str, Any], kind: str) -> dict[str, Any]:
@@ -55,13 +66,13 @@ class MemoryStore:
     def entries(self, where: Mapping[str, Any], kind: str = USER_MEMORY) -> list[Entry]:
         """Every entry of the namespace of this ``kind`` whose metadata equals ``where``
         (``None`` values ignored), oldest first, filtered by the server: one call per
-        ``PAGE_SIZE`` entries; on a client without paging one call, refusing with
-        :class:`IncompleteListingError` when the server's limit would cut it short."""
-        wanted = _pushed(where, kind)
-        iterate = getattr(self.adapter, "iter_entries", None)
-        if iterate is not None:
-            return list(iterate(where=wanted, page_size=PAGE_SIZE))
-        return batch.list_where(self.adapter, wanted)
+        ``PAGE_SIZE`` entries, complete on a server paging by cursor. On one without,
+        :class:`IncompleteListingError` when its limit cut the listing short."""
+        listing = self.adapter.iter_entries(where=_pushed(where, kind), page_size=PAGE_SIZE)
+        found = list(listing)
+        if listing.truncated:
+            raise _incomplete(self.namespace)
+        return found
 
     def read_many(self, keys: Sequence[str]) -> dict[str, Entry]:
         """The entries at ``keys`` (missing ones absent): one call per ``L`` keys."""
@@ -106,12 +117,14 @@ class MemoryStore:
         text: str | None,
         top_k: int,
         everywhere: bool = False,
+        where: Mapping[str, Any] | None = None,
     ) -> list[ScoredEntry]:
         """The ``top_k`` entries of the namespace and beneath (of every namespace when
-        ``everywhere``) nearest ``embedding`` and/or ``text``, best first: one recall."""
+        ``everywhere``) nearest ``embedding`` and/or ``text`` that match ``where``, best
+        first: one recall."""
         namespace = None if everywhere else self.namespace
         return self.adapter.query(
-            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True
+            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True, where=where
         )
 
     def clear(self) -> int:
@@ -141,11 +154,11 @@ class AsyncMemoryStore:
 
     async def entries(self, where: Mapping[str, Any], kind: str = USER_MEMORY) -> list[Entry]:
         """See :meth:`MemoryStore.entries`."""
-        wanted = _pushed(where, kind)
-        iterate = getattr(self.adapter, "iter_entries", None)
-        if iterate is not None:
-            return [entry async for entry in iterate(where=wanted, page_size=PAGE_SIZE)]
-        return await batch.alist_where(self.adapter, wanted)
+        listing = self.adapter.iter_entries(where=_pushed(where, kind), page_size=PAGE_SIZE)
+        found = [entry async for entry in listing]
+        if listing.truncated:
+            raise _incomplete(self.namespace)
+        return found
 
     async def read_many(self, keys: Sequence[str]) -> dict[str, Entry]:
         """See :meth:`MemoryStore.read_many`."""
@@ -187,11 +200,12 @@ class AsyncMemoryStore:
         text: str | None,
         top_k: int,
         everywhere: bool = False,
+        where: Mapping[str, Any] | None = None,
     ) -> list[ScoredEntry]:
         """See :meth:`MemoryStore.query`."""
         namespace = None if everywhere else self.namespace
         return await self.adapter.query(
-            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True
+            embedding, text=text, top_k=top_k, namespace=namespace, recursive=True, where=where
         )
 
     async def clear(self) -> int:

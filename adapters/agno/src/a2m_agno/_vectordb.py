@@ -17,6 +17,7 @@ from a2m.adapter import Entry, ScoredEntry  # noqa: E402
 from a2m_types.rest import MAX_TOP_K  # noqa: E402
 
 from . import _documents as docs  # noqa: E402
+from ._records import KIND_KEY  # noqa: E402
 from ._store import AsyncMemoryStore, MemoryStore  # noqa: E402
 
 __all__ = ["A2MVectorDb"]
@@ -42,7 +43,8 @@ class A2MVectorDb(VectorDb):
     namespace, as documents whose ``meta_data`` carries their provenance.
 
     Calls: insert one ``memory/remember`` (plus one read); upsert adds one listing and one
-    delete; search one recall (filters and owner are checked on at most 100 candidates);
+    delete; search one recall (filters the server runs go to it; the owner, and filters only
+    checked here, on at most 100 candidates);
     deletes by id, name or content id one call; by metadata one listing and one delete."""
 
     def __init__(
@@ -105,11 +107,19 @@ class A2MVectorDb(VectorDb):
             if not document.embedding and self.embedder is not None:
                 await document.async_embed(embedder=self.embedder)
 
-    def _plan(self, query: str, limit: int, wide: bool) -> tuple[str | None, int]:
+    def _plan(
+        self, query: str, limit: int, filters: Any, user_id: str | None
+    ) -> tuple[str | None, int, dict[str, Any] | None]:
+        """The text, ``top_k`` and ``where`` of a search's one recall: filters the server
+        can run go to it (so the ``limit`` best matching chunks come back); the owner
+        check, and filters it cannot run, widen the candidates to ``MAX_TOP_K``."""
         text = query if self.search_type != "vector" and query.strip() else None
-        # Filters and owners are checked here, so a filtered search looks at more candidates.
-        top_k = MAX_TOP_K if wide else max(1, min(limit, MAX_TOP_K))
-        return text, top_k
+        pushed = docs.server_where(filters)
+        where = None
+        if pushed is not None:
+            where = pushed if self.include_foreign else {KIND_KEY: docs.DOCUMENT, **pushed}
+        wide = pushed is None or user_id is not None
+        return text, MAX_TOP_K if wide else max(1, min(limit, MAX_TOP_K)), where or None
 
     def _document(self, hit: ScoredEntry, filters: Any, user_id: str | None) -> Document | None:
         entry = hit.entry
@@ -195,13 +205,13 @@ class A2MVectorDb(VectorDb):
         """The ``limit`` chunks best matching ``query`` whose ``meta_data`` passes
         ``filters`` (a dict of equalities or ``agno.filters`` expressions), among the
         owner's and the shared chunks (``user_id=None``: all), best first."""
-        text, top_k = self._plan(query, limit, bool(filters) or user_id is not None)
+        text, top_k, where = self._plan(query, limit, filters, user_id)
         vector = None
         if self.search_type != "keyword" and self.embedder is not None:
             vector = self.embedder.get_embedding(query)
         if text is None and not vector:
             return []
-        hits = self._store().query(vector or None, text, top_k, self.include_foreign)
+        hits = self._store().query(vector or None, text, top_k, self.include_foreign, where)
         return self._found(hits, limit, filters, user_id)
 
     def name_exists(self, name: str) -> bool:
@@ -286,13 +296,13 @@ class A2MVectorDb(VectorDb):
         self, query: str, limit: int = 5, filters: Any | None = None, user_id: str | None = None
     ) -> list[Document]:
         """See :meth:`search`."""
-        text, top_k = self._plan(query, limit, bool(filters) or user_id is not None)
+        text, top_k, where = self._plan(query, limit, filters, user_id)
         vector = None
         if self.search_type != "keyword" and self.embedder is not None:
             vector = await self.embedder.async_get_embedding(query)
         if text is None and not vector:
             return []
-        hits = await self._astore().query(vector or None, text, top_k, self.include_foreign)
+        hits = await self._astore().query(vector or None, text, top_k, self.include_foreign, where)
         return self._found(hits, limit, filters, user_id)
 
     async def async_name_exists(self, name: str) -> bool:  # type: ignore[override]
