@@ -46,10 +46,11 @@ class A2MVectorStore(VectorStore):
     entries back; ``similarity_search*`` and ``max_marginal_relevance_search`` one
     ``memory/recall``; ``get_by_ids`` one ``memory/timeline``; ``delete(ids)`` one
     ``memory/timeline`` and one ``memory/forget``; ``delete()`` one ``memory/forget`` (each
-    timeline covers up to ``max_recall_limit`` keys). ``filter`` (a callable on the
-    document, or a mapping of metadata field to value or ``$``-operators) is applied to up
-    to ``max_recall_limit`` nearest candidates, so a very selective filter on a large store
-    may find fewer than ``k``. Reads and deletes see only this store's ``namespace``; to search across
+    timeline covers up to ``max_recall_limit`` keys). ``filter`` is a callable on the
+    document, or a mapping of metadata field to value or ``$``-operators: a mapping of
+    comparisons the server declares runs in the server's recall; anything else is applied
+    here to the ``max_recall_limit`` nearest candidates, so a very selective filter on a
+    large store may then find fewer than ``k``. Reads and deletes see only this store's ``namespace``; to search across
     frameworks use :class:`~a2m_langchain.A2MRetriever`.
 
     ``client`` is an :class:`~a2m.A2MClient` (sync methods) or an
@@ -154,16 +155,28 @@ class A2MVectorStore(VectorStore):
         )
 
     def _recall_params(
-        self, layout: Layout, vector: Sequence[float], limit: int, filtered: bool, vectors: bool
+        self,
+        layout: Layout,
+        vector: Sequence[float],
+        limit: int,
+        filter: _filters.DocumentFilter | None,
+        operators: frozenset[str],
+        vectors: bool,
     ) -> dict[str, Any]:
         if limit < 1:
             raise ValueError(f"k must be a positive integer, not {limit}")
+        _filters.check(filter)
+        where = self._where()
+        pushed = _filters.as_where(filter, operators, DOCUMENT_METADATA_FIELD)
+        if pushed is not None:
+            where.update(pushed)
+        # a filter the server cannot run is applied here, on the nearest candidates
+        wanted = limit if filter is None or pushed is not None else layout.max_recall_limit
         params: dict[str, Any] = {
             "embedding": [float(x) for x in vector],
             "key_prefix": self.namespace,
-            "where": self._where(),
-            # a filter on document metadata is applied here, on the nearest candidates
-            "limit": layout.max_recall_limit if filtered else min(limit, layout.max_recall_limit),
+            "where": where,
+            "limit": min(wanted, layout.max_recall_limit),
         }
         if vectors:
             params["embeddings"] = True
@@ -259,9 +272,9 @@ class A2MVectorStore(VectorStore):
         filter: _filters.DocumentFilter | None = None,
     ) -> list[tuple[Document, float]]:
         """The ``k`` documents nearest ``embedding``, with scores: one recall."""
-        _filters.check(filter)
         client, layout = self._sync("similarity_search")
-        params = self._recall_params(layout, embedding, k, filter is not None, vectors=False)
+        operators = client.filter_operators() if filter is not None else frozenset()
+        params = self._recall_params(layout, embedding, k, filter, operators, vectors=False)
         return self._scored(client.recall(**params).records, k, filter)
 
     def max_marginal_relevance_search(
@@ -288,9 +301,9 @@ class A2MVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """Maximal marginal relevance around ``embedding``: one recall with vectors."""
-        _filters.check(filter)
         client, layout = self._sync("max_marginal_relevance_search")
-        params = self._recall_params(layout, embedding, fetch_k, filter is not None, vectors=True)
+        operators = client.filter_operators() if filter is not None else frozenset()
+        params = self._recall_params(layout, embedding, fetch_k, filter, operators, vectors=True)
         records = client.recall(**params).records
         return self._mmr(records, embedding, k, lambda_mult, filter, fetch_k)
 
@@ -392,9 +405,9 @@ class A2MVectorStore(VectorStore):
         filter: _filters.DocumentFilter | None = None,
     ) -> list[tuple[Document, float]]:
         """The async twin of :meth:`similarity_search_by_vector_with_score`."""
-        _filters.check(filter)
         client, layout = await self._async("asimilarity_search")
-        params = self._recall_params(layout, embedding, k, filter is not None, vectors=False)
+        operators = await client.filter_operators() if filter is not None else frozenset()
+        params = self._recall_params(layout, embedding, k, filter, operators, vectors=False)
         return self._scored((await client.recall(**params)).records, k, filter)
 
     async def amax_marginal_relevance_search(
@@ -422,9 +435,9 @@ class A2MVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """The async twin of :meth:`max_marginal_relevance_search_by_vector`."""
-        _filters.check(filter)
         client, layout = await self._async("amax_marginal_relevance_search")
-        params = self._recall_params(layout, embedding, fetch_k, filter is not None, vectors=True)
+        operators = await client.filter_operators() if filter is not None else frozenset()
+        params = self._recall_params(layout, embedding, fetch_k, filter, operators, vectors=True)
         records = (await client.recall(**params)).records
         return self._mmr(records, embedding, k, lambda_mult, filter, fetch_k)
 
