@@ -195,7 +195,7 @@ def test_mmr_picks_what_langchains_own_mmr_picks(lambda_mult: float) -> None:
     import numpy as np
     from langchain_core.vectorstores.utils import maximal_marginal_relevance as theirs
 
-    from a2m_langchain._vectorstore import maximal_marginal_relevance as ours
+    from a2m_langchain._documents import maximal_marginal_relevance as ours
 
     rng = np.random.default_rng(7)
     for _ in range(20):
