@@ -21,6 +21,7 @@ from langchain_support import (
 from a2m import A2MClient, AsyncA2MClient
 from a2m.adapter import A2MAdapter
 from a2m_langchain import A2MChatMessageHistory
+from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
 from a2m_testing.servers import Servers
 
@@ -225,3 +226,24 @@ def test_over_authenticated_http_the_principal_owns_the_conversation(
         assert [m.text for m in A2MChatMessageHistory("conv-1", alice).messages] == ["alice here"]
         A2MChatMessageHistory("conv-1", bob).clear()
         assert [m.text for m in A2MChatMessageHistory("conv-1", alice).messages] == ["alice here"]
+
+
+@pytest.mark.parametrize("paging", [True, False])
+async def test_a_long_conversation_reads_back_whole_by_cursor(
+    servers: Servers, monkeypatch: pytest.MonkeyPatch, paging: bool
+) -> None:
+    config = ServerConfig(limits=LimitsConfig(max_recall_limit=5), timeline_cursor=paging)
+    server = servers.server(config)
+    said = [HumanMessage(f"message {n}") for n in range(12)]
+    with A2MClient.in_process(server) as client:
+        history = A2MChatMessageHistory("conv-1", client)
+        history.add_messages(said)
+        with counting(monkeypatch, client) as calls:
+            got = history.messages
+        # with a cursor, every page of 5; without, the newest 5 (the documented cap)
+        assert [m.text for m in got] == [m.text for m in (said if paging else said[-5:])]
+        assert calls["timeline"] == (3 if paging else 1)
+        assert [m.text for m in history.recent_messages(2)] == ["message 10", "message 11"]
+    async with AsyncA2MClient.in_process(server) as aclient:
+        got = await A2MChatMessageHistory("conv-1", aclient).aget_messages()
+        assert len(got) == (12 if paging else 5)

@@ -108,3 +108,20 @@ def test_bad_options_are_refused(client: A2MClient) -> None:
     async_only = A2MRetriever(async_client=AsyncA2MClient("http://127.0.0.1:9/"))
     with pytest.raises(RuntimeError, match="ainvoke"):
         async_only.invoke("x")
+
+
+def test_filters_take_operators_where_the_server_declares_them(client: A2MClient) -> None:
+    client.remember(
+        [
+            {"content": "deploy one", "metadata": {"priority": 1}},
+            {"content": "deploy two", "metadata": {"priority": 2}},
+            {"content": "deploy three", "metadata": {"priority": 3}},
+        ]
+    )
+    if not client.filter_operators():
+        pytest.skip("this binding's server declares equality only")
+    retriever = A2MRetriever(client=client, k=5, filter={"priority": {"$gte": 2}})
+    assert sorted(d.page_content for d in retriever.invoke("deploy")) == [
+        "deploy three",
+        "deploy two",
+    ]

@@ -195,7 +195,7 @@ def test_mmr_picks_what_langchains_own_mmr_picks(lambda_mult: float) -> None:
     import numpy as np
     from langchain_core.vectorstores.utils import maximal_marginal_relevance as theirs
 
-    from a2m_langchain._vectorstore import maximal_marginal_relevance as ours
+    from a2m_langchain._documents import maximal_marginal_relevance as ours
 
     rng = np.random.default_rng(7)
     for _ in range(20):
@@ -204,3 +204,35 @@ def test_mmr_picks_what_langchains_own_mmr_picks(lambda_mult: float) -> None:
         expected = theirs(np.array(query), vectors, lambda_mult=lambda_mult, k=6)
         assert ours(query, vectors, 6, lambda_mult) == expected
     assert ours([1.0, 0.0], [], 3, 0.5) == []
+
+
+@pytest.mark.parametrize("operators", [True, False])
+def test_a_filter_runs_in_the_server_where_it_declares_the_operators(
+    servers: Servers, monkeypatch: pytest.MonkeyPatch, operators: bool
+) -> None:
+    config = ServerConfig(limits=LimitsConfig(max_recall_limit=3), where_operators=operators)
+    with A2MClient.in_process(servers.server(config)) as client:
+        store = A2MVectorStore(WordEmbeddings(), client)
+        texts = [f"cat pet number {n}" for n in range(9)] + ["paris is a city"]
+        metadatas = [{"n": n, "kind": "pet"} for n in range(9)] + [{"n": 9, "kind": "place"}]
+        store.add_texts(texts, metadatas)
+        asked: list[dict[str, object]] = []
+        recall = client.recall
+
+        def spy(*args: object, **kwargs: object) -> object:
+            asked.append(kwargs)
+            return recall(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(client, "recall", spy)
+        # the one place, far from the query: only a filter run by the server reaches it
+        found = store.similarity_search("cat pet", k=2, filter={"kind": "place"})
+        assert _texts(found) == (["paris is a city"] if operators else [])
+        assert asked[-1]["limit"] == (2 if operators else 3)
+        ranged = store.similarity_search("cat pet", k=5, filter={"n": {"$gte": 7, "$lt": 9}})
+        got = sorted(d.metadata["n"] for d in ranged)
+        # the nine pets tie on the query: without operators, whichever three came nearest
+        assert got == [7, 8] if operators else set(got) <= {7, 8}
+        # what only this side can judge stays here, on the nearest candidates
+        store.similarity_search("cat pet", k=2, filter=lambda d: d.metadata["n"] > 0)
+        store.similarity_search("cat pet", k=2, filter={"$or": [{"n": 1}, {"n": 2}]})
+        assert [call["limit"] for call in asked[-2:]] == [3, 3]

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
-from a2m import A2MClient, AsyncA2MClient
+from a2m import A2MClient, AsyncA2MClient, Record
 
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import BaseChatMessageHistory
@@ -45,7 +45,9 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
 
     Round trips: ``add_messages`` is one ``memory/remember`` (per ``max_records_per_call``
     messages); ``messages`` is one ``memory/timeline`` and reaches back as far as the
-    server's ``max_recall_limit`` newest messages; ``clear`` is one ``memory/forget``;
+    server's ``max_recall_limit`` newest messages, unless the server pages by keyset cursor
+    (``timeline.cursor``), when it reads the whole conversation, one timeline per
+    ``max_recall_limit`` messages; ``clear`` is one ``memory/forget``;
     the first call of a client adds its one ``memory/describe``.
 
     ``client`` may be an :class:`~a2m.A2MClient` (sync methods) or an
@@ -95,11 +97,18 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
         return self.recent_messages()
 
     def recent_messages(self, limit: int | None = None) -> list[BaseMessage]:
-        """The ``limit`` most recent messages (all, up to ``max_recall_limit``), oldest
-        first; one ``memory/timeline``."""
+        """The ``limit`` most recent messages (``None``: all of them), oldest first."""
         client, layout = self._sync("recent_messages")
-        result = client.timeline(**self._timeline(layout, limit))
-        return [record_message(record) for record in result.records]
+        if limit is None and client.pages_by_cursor():
+            records: list[Record] = []
+            cursor: str | None = ""
+            while cursor is not None:  # the whole conversation, a page at a time
+                page = client.timeline(**self._timeline(layout, None), cursor=cursor)
+                records += page.records
+                cursor = page.next_cursor
+        else:
+            records = client.timeline(**self._timeline(layout, limit)).records
+        return [record_message(record) for record in records]
 
     async def aget_messages(self) -> list[BaseMessage]:
         """The conversation, oldest first, on the async client."""
@@ -108,8 +117,16 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     async def arecent_messages(self, limit: int | None = None) -> list[BaseMessage]:
         """The async twin of :meth:`recent_messages`."""
         client, layout = await self._async("arecent_messages")
-        result = await client.timeline(**self._timeline(layout, limit))
-        return [record_message(record) for record in result.records]
+        if limit is None and await client.pages_by_cursor():
+            records: list[Record] = []
+            cursor: str | None = ""
+            while cursor is not None:
+                page = await client.timeline(**self._timeline(layout, None), cursor=cursor)
+                records += page.records
+                cursor = page.next_cursor
+        else:
+            records = (await client.timeline(**self._timeline(layout, limit))).records
+        return [record_message(record) for record in records]
 
     def _timeline(self, layout: Layout, limit: int | None) -> dict[str, Any]:
         if limit is not None and limit < 0:

@@ -36,6 +36,49 @@ def check(filter: DocumentFilter | None) -> None:
                 raise ValueError(f"unknown filter operator(s) {', '.join(sorted(unknown))}")
 
 
+_PUSHABLE = frozenset({"$eq", "$gt", "$gte", "$lt", "$lte", "$in"})
+
+
+def _plain(value: Any) -> bool:
+    # strings and numbers compare alike here and on a server; booleans, nulls and missing
+    # keys are where Python's rules and A2M's (docs/adapters.md) part ways
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def as_where(
+    filter: DocumentFilter | None, operators: frozenset[str], field: str
+) -> dict[str, Any] | None:
+    """``filter`` as an A2M ``where`` on ``metadata.{field}.…`` paths, when the server
+    declares every operator it needs and it means the same there; ``None`` otherwise (the
+    filter is then applied here)."""
+    if filter is None or callable(filter) or not operators:
+        return None
+    where: dict[str, Any] = {}
+    for name, expected in filter.items():
+        if name.startswith("$") or "." in name:
+            return None
+        path = f"metadata.{field}.{name}"
+        if _plain(expected):
+            if "$eq" not in operators:
+                return None
+            where[path] = {"$eq": expected}
+            continue
+        if not isinstance(expected, Mapping) or not expected:
+            return None
+        for op, operand in expected.items():
+            if op not in _PUSHABLE or op not in operators:
+                return None
+            if op == "$in":
+                if not isinstance(operand, (list, tuple)) or not operand:
+                    return None
+                if not all(map(_plain, operand)):
+                    return None
+            elif not _plain(operand):
+                return None
+        where[path] = {op: list(v) if op == "$in" else v for op, v in expected.items()}
+    return where
+
+
 def matches(filter: DocumentFilter | None, document: Document) -> bool:
     """Whether ``document`` passes ``filter`` (``None`` passes everything)."""
     if filter is None:

@@ -30,7 +30,7 @@ class A2MRetriever(BaseRetriever):
     so only vectors of the same model compare). ``k`` (also ``invoke(query, k=...)``) is how
     many; ``min_score`` drops weaker results (scores are the server's own, §5.3);
     ``filter`` is an A2M ``where`` (equality on record fields, else metadata keys; a list
-    means any of); ``namespaces`` narrows to records whose ``metadata.namespace`` is one of
+    means any of; ``$gte`` and the other operators where the server declares them); ``namespaces`` narrows to records whose ``metadata.namespace`` is one of
     them (``None``: every namespace, every framework); ``key_prefix`` to keys beneath it.
 
     Each document carries the record's text as ``page_content``, its id as ``id``, and in

@@ -3,7 +3,6 @@ addressed by key, carrying the caller's vectors verbatim."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -12,11 +11,18 @@ from langchain_core.embeddings import Embeddings
 from typing_extensions import Self
 
 from a2m import A2MClient, AsyncA2MClient, Record
-from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry
+from a2m.adapter import A2MAdapter, AsyncA2MAdapter
 
 from . import _filters
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import VectorStore
+from ._documents import (
+    checked_id,
+    diverse_documents,
+    entries_for,
+    entry_document,
+    scored_documents,
+)
 from ._records import (
     DOCUMENT_METADATA_FIELD,
     SOURCE_FRAMEWORK,
@@ -24,7 +30,6 @@ from ._records import (
     alayout_of,
     checked_namespace,
     layout_of,
-    new_id,
 )
 
 __all__ = ["A2MVectorStore"]
@@ -46,10 +51,11 @@ class A2MVectorStore(VectorStore):
     entries back; ``similarity_search*`` and ``max_marginal_relevance_search`` one
     ``memory/recall``; ``get_by_ids`` one ``memory/timeline``; ``delete(ids)`` one
     ``memory/timeline`` and one ``memory/forget``; ``delete()`` one ``memory/forget`` (each
-    timeline covers up to ``max_recall_limit`` keys). ``filter`` (a callable on the
-    document, or a mapping of metadata field to value or ``$``-operators) is applied to up
-    to ``max_recall_limit`` nearest candidates, so a very selective filter on a large store
-    may find fewer than ``k``. Reads and deletes see only this store's ``namespace``; to search across
+    timeline covers up to ``max_recall_limit`` keys). ``filter`` is a callable on the
+    document, or a mapping of metadata field to value or ``$``-operators: a mapping of
+    comparisons the server declares runs in the server's recall; anything else is applied
+    here to the ``max_recall_limit`` nearest candidates, so a very selective filter on a
+    large store may then find fewer than ``k``. Reads and deletes see only this store's ``namespace``; to search across
     frameworks use :class:`~a2m_langchain.A2MRetriever`.
 
     ``client`` is an :class:`~a2m.A2MClient` (sync methods) or an
@@ -99,71 +105,29 @@ class A2MVectorStore(VectorStore):
         # The namespace is the store: whoever wrote a semantic entry there shares it.
         return {"namespace": self.namespace, "type": "semantic", **extra}
 
-    def _entries(
+    def _recall_params(
         self,
         layout: Layout,
-        texts: Sequence[str],
-        vectors: Sequence[Sequence[float]],
-        metadatas: Sequence[dict[str, Any] | None] | None,
-        ids: Sequence[str | None] | None,
-    ) -> tuple[list[str], list[dict[str, Any]]]:
-        layout.require("embeddings", "A2MVectorStore")
-        if metadatas is not None and len(metadatas) != len(texts):
-            raise ValueError(f"{len(texts)} texts but {len(metadatas)} metadatas")
-        if ids is not None and len(ids) != len(texts):
-            raise ValueError(f"{len(texts)} texts but {len(ids)} ids")
-        given = list(ids) if ids is not None else [None] * len(texts)
-        chosen = [new_id() if id is None else self._checked_id(id) for id in given]
-        entries = []
-        for index, text in enumerate(texts):
-            meta = dict(metadatas[index] or {}) if metadatas is not None else {}
-            entries.append(
-                {
-                    "key": chosen[index],
-                    "type": "semantic",
-                    "value": text,
-                    "embedding": [float(x) for x in vectors[index]],
-                    "meta": {DOCUMENT_METADATA_FIELD: meta},
-                }
-            )
-        return chosen, entries
-
-    @staticmethod
-    def _checked_id(id: Any) -> str:
-        if not isinstance(id, str) or not id:
-            raise ValueError(f"document ids must be non-empty strings, not {id!r}")
-        return id
-
-    @staticmethod
-    def _entry_document(entry: Entry) -> Document:
-        stated = (entry.meta.model_extra or {}).get(DOCUMENT_METADATA_FIELD)
-        return Document(
-            id=entry.key,
-            page_content=entry.value if isinstance(entry.value, str) else str(entry.value),
-            metadata=dict(stated) if isinstance(stated, dict) else {},
-        )
-
-    def _document(self, record: Record) -> Document:
-        prefix = self.namespace + "/"
-        key = record.key or ""
-        stated = (record.metadata or {}).get(DOCUMENT_METADATA_FIELD)
-        return Document(
-            id=key[len(prefix) :] if key.startswith(prefix) else key or record.id,
-            page_content=record.content,
-            metadata=dict(stated) if isinstance(stated, dict) else {},
-        )
-
-    def _recall_params(
-        self, layout: Layout, vector: Sequence[float], limit: int, filtered: bool, vectors: bool
+        vector: Sequence[float],
+        limit: int,
+        filter: _filters.DocumentFilter | None,
+        operators: frozenset[str],
+        vectors: bool,
     ) -> dict[str, Any]:
         if limit < 1:
             raise ValueError(f"k must be a positive integer, not {limit}")
+        _filters.check(filter)
+        where = self._where()
+        pushed = _filters.as_where(filter, operators, DOCUMENT_METADATA_FIELD)
+        if pushed is not None:
+            where.update(pushed)
+        # a filter the server cannot run is applied here, on the nearest candidates
+        wanted = limit if filter is None or pushed is not None else layout.max_recall_limit
         params: dict[str, Any] = {
             "embedding": [float(x) for x in vector],
             "key_prefix": self.namespace,
-            "where": self._where(),
-            # a filter on document metadata is applied here, on the nearest candidates
-            "limit": layout.max_recall_limit if filtered else min(limit, layout.max_recall_limit),
+            "where": where,
+            "limit": min(wanted, layout.max_recall_limit),
         }
         if vectors:
             params["embeddings"] = True
@@ -172,14 +136,7 @@ class A2MVectorStore(VectorStore):
     def _scored(
         self, records: Iterable[Record], k: int, filter: _filters.DocumentFilter | None
     ) -> list[tuple[Document, float]]:
-        found: list[tuple[Document, float]] = []
-        for record in records:
-            document = self._document(record)
-            if _filters.matches(filter, document):
-                found.append((document, record.score or 0.0))
-                if len(found) == k:
-                    break
-        return found
+        return scored_documents(records, self.namespace, k, filter)
 
     def _mmr(
         self,
@@ -190,14 +147,7 @@ class A2MVectorStore(VectorStore):
         filter: _filters.DocumentFilter | None,
         fetch_k: int,
     ) -> list[Document]:
-        candidates: list[tuple[list[float], Document]] = [
-            (record.embedding, document)
-            for record in records
-            if record.embedding is not None
-            and _filters.matches(filter, document := self._document(record))
-        ][:fetch_k]
-        chosen = maximal_marginal_relevance(vector, [v for v, _ in candidates], k, lambda_mult)
-        return [candidates[index][1] for index in chosen]
+        return diverse_documents(records, self.namespace, vector, k, lambda_mult, filter, fetch_k)
 
     # --- sync ----------------------------------------------------------------------------
 
@@ -224,7 +174,7 @@ class A2MVectorStore(VectorStore):
             return []
         adapter, layout = self._sync_adapter("add_texts")
         vectors = self.embedding.embed_documents(texts)
-        chosen, entries = self._entries(layout, texts, vectors, metadatas, ids)
+        chosen, entries = entries_for(layout, texts, vectors, metadatas, ids)
         adapter.write_many(entries)
         return chosen
 
@@ -259,9 +209,9 @@ class A2MVectorStore(VectorStore):
         filter: _filters.DocumentFilter | None = None,
     ) -> list[tuple[Document, float]]:
         """The ``k`` documents nearest ``embedding``, with scores: one recall."""
-        _filters.check(filter)
         client, layout = self._sync("similarity_search")
-        params = self._recall_params(layout, embedding, k, filter is not None, vectors=False)
+        operators = client.filter_operators() if filter is not None else frozenset()
+        params = self._recall_params(layout, embedding, k, filter, operators, vectors=False)
         return self._scored(client.recall(**params).records, k, filter)
 
     def max_marginal_relevance_search(
@@ -288,9 +238,9 @@ class A2MVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """Maximal marginal relevance around ``embedding``: one recall with vectors."""
-        _filters.check(filter)
         client, layout = self._sync("max_marginal_relevance_search")
-        params = self._recall_params(layout, embedding, fetch_k, filter is not None, vectors=True)
+        operators = client.filter_operators() if filter is not None else frozenset()
+        params = self._recall_params(layout, embedding, fetch_k, filter, operators, vectors=True)
         records = client.recall(**params).records
         return self._mmr(records, embedding, k, lambda_mult, filter, fetch_k)
 
@@ -299,8 +249,8 @@ class A2MVectorStore(VectorStore):
         if not ids:
             return []
         adapter, _ = self._sync_adapter("get_by_ids")
-        found = adapter.read_many([self._checked_id(id) for id in ids])
-        return [self._entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
+        found = adapter.read_many([checked_id(id) for id in ids])
+        return [entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
         """Delete these documents (``None``: every document of this namespace)."""
@@ -309,7 +259,7 @@ class A2MVectorStore(VectorStore):
             client.forget(where=self._where(), key_prefix=self.namespace)
             return True
         adapter, _ = self._sync_adapter("delete")
-        adapter.delete_many([self._checked_id(id) for id in ids])
+        adapter.delete_many([checked_id(id) for id in ids])
         return True
 
     @classmethod
@@ -356,7 +306,7 @@ class A2MVectorStore(VectorStore):
             return []
         adapter, layout = await self._aadapter("aadd_texts")
         vectors = await self.embedding.aembed_documents(texts)
-        chosen, entries = self._entries(layout, texts, vectors, metadatas, ids)
+        chosen, entries = entries_for(layout, texts, vectors, metadatas, ids)
         await adapter.write_many(entries)
         return chosen
 
@@ -392,9 +342,9 @@ class A2MVectorStore(VectorStore):
         filter: _filters.DocumentFilter | None = None,
     ) -> list[tuple[Document, float]]:
         """The async twin of :meth:`similarity_search_by_vector_with_score`."""
-        _filters.check(filter)
         client, layout = await self._async("asimilarity_search")
-        params = self._recall_params(layout, embedding, k, filter is not None, vectors=False)
+        operators = await client.filter_operators() if filter is not None else frozenset()
+        params = self._recall_params(layout, embedding, k, filter, operators, vectors=False)
         return self._scored((await client.recall(**params)).records, k, filter)
 
     async def amax_marginal_relevance_search(
@@ -422,9 +372,9 @@ class A2MVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """The async twin of :meth:`max_marginal_relevance_search_by_vector`."""
-        _filters.check(filter)
         client, layout = await self._async("amax_marginal_relevance_search")
-        params = self._recall_params(layout, embedding, fetch_k, filter is not None, vectors=True)
+        operators = await client.filter_operators() if filter is not None else frozenset()
+        params = self._recall_params(layout, embedding, fetch_k, filter, operators, vectors=True)
         records = (await client.recall(**params)).records
         return self._mmr(records, embedding, k, lambda_mult, filter, fetch_k)
 
@@ -433,8 +383,8 @@ class A2MVectorStore(VectorStore):
         if not ids:
             return []
         adapter, _ = await self._aadapter("aget_by_ids")
-        found = await adapter.read_many([self._checked_id(id) for id in ids])
-        return [self._entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
+        found = await adapter.read_many([checked_id(id) for id in ids])
+        return [entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
 
     async def adelete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
         """The async twin of :meth:`delete`."""
@@ -443,7 +393,7 @@ class A2MVectorStore(VectorStore):
             await client.forget(where=self._where(), key_prefix=self.namespace)
             return True
         adapter, _ = await self._aadapter("adelete")
-        await adapter.delete_many([self._checked_id(id) for id in ids])
+        await adapter.delete_many([checked_id(id) for id in ids])
         return True
 
     @classmethod
@@ -464,35 +414,3 @@ class A2MVectorStore(VectorStore):
         store = cls(embedding, client, async_client=async_client, namespace=namespace, agent=agent)
         await store.aadd_texts(texts, metadatas, ids=ids)
         return store
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
-
-
-def maximal_marginal_relevance(
-    query: Sequence[float], vectors: Sequence[Sequence[float]], k: int, lambda_mult: float
-) -> list[int]:
-    """The indices of ``k`` of ``vectors`` near ``query`` and far from each other, picked as
-    ``langchain_core.vectorstores.utils.maximal_marginal_relevance`` picks them (which
-    needs numpy; a few thousand products do not)."""
-    if not vectors or k <= 0:
-        return []
-    to_query = [_cosine(query, vector) for vector in vectors]
-    chosen = [max(range(len(vectors)), key=to_query.__getitem__)]
-    nearest_chosen = [_cosine(vector, vectors[chosen[0]]) for vector in vectors]
-    while len(chosen) < min(k, len(vectors)):
-        best, pick = -math.inf, -1
-        for index, relevance in enumerate(to_query):
-            if index in chosen:
-                continue
-            score = lambda_mult * relevance - (1 - lambda_mult) * nearest_chosen[index]
-            if score > best:
-                best, pick = score, index
-        chosen.append(pick)
-        nearest_chosen = [
-            max(near, _cosine(vector, vectors[pick]))
-            for near, vector in zip(nearest_chosen, vectors, strict=True)
-        ]
-    return chosen
