@@ -4,7 +4,7 @@ A batch runs as LangGraph's own stores run one: every read sees the store as it 
 before the batch, then the batch's writes apply, the last write to an address winning.
 Its calls, whatever the number of operations:
 
-- all ``GetOp``: one ``memory/timeline`` naming their keys (per ``max_recall_limit``);
+- all ``GetOp``: one ``memory/timeline`` naming their keys (per 500 keys);
 - each ``SearchOp`` (:mod:`._store_search`): one ``memory/recall`` with a query (a
   semantic one with a filter adds one ``memory/timeline`` for its winners' vectors);
   without one, a ``memory/timeline`` per page until the page asked for is full (one page
