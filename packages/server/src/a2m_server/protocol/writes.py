@@ -17,6 +17,7 @@ from a2m_types.rest import MAX_TTL_SECONDS
 from .context import CallContext
 from .core import Protocol, now_ms
 from .events import deletion_event
+from .filtering import checked_where
 from .tiers import enforce_capacity
 
 __all__ = ["WriteRequest", "forget", "prepare_write", "remember", "write_records"]
@@ -233,7 +234,7 @@ def forget(proto: Protocol, ctx: CallContext, params: ForgetParams) -> dict[str,
     selector = RecordFilter(
         ids=params.ids,
         tier=params.tier,
-        where=params.where,
+        where=checked_where(proto.config, params.where),
         key_prefix=params.key_prefix,
         scope=proto.write_scope(owner),
     )

@@ -122,6 +122,10 @@ class RecordFilter:
     """Only records with (True) or without (False) a ``uri``."""
     any_of: Sequence[RecordFilter] | None = None
     """At least one of these filters matches too (an empty sequence matches nothing)."""
+    after: tuple[int, int] | None = None
+    """Only records after this ``(created_at, rowid)`` position of creation order: the
+    keyset of a page cursor. ``rowid`` is :attr:`StoredRecord.rowid`, the store's
+    insertion order, which breaks ties of ``created_at`` in every ``select``."""
 
     @property
     def has_session(self) -> bool:

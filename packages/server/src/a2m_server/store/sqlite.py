@@ -161,6 +161,8 @@ def _build_filter(where: RecordFilter, now: int) -> _Sql:
         sql.add("instr(substr(r.key, ?), '/') = 0", depth)
     if where.has_uri is not None:
         sql.add("r.uri IS NOT NULL" if where.has_uri else "r.uri IS NULL")
+    if where.after is not None:
+        sql.add("(r.created_at, r.rowid) > (?, ?)", *where.after)
     if where.any_of is not None:
         branches = [_build_filter(branch, now) for branch in where.any_of]
         clause = " OR ".join(f"({branch.text()})" for branch in branches)
