@@ -113,6 +113,10 @@ class ServerConfig:
     where_operators: bool = True
     """Run operator filters and nested ``metadata.`` paths in ``where`` (declared in
     describe as ``where.operators``); off, ``where`` is §5.2 equality only."""
+    exact_ranking: bool = False
+    """Rank every lexical match by exact BM25 instead of within the posting budget: the
+    same order on stores where some query word is rare, much slower where every query
+    word is in a large share of the records (``tests/benchmarks/bench_quality.py``)."""
 
     def __post_init__(self) -> None:
         unknown = set(self.capabilities) - set(CAPABILITIES)

@@ -22,6 +22,7 @@ from .dispatch import decode, encode, error_response, handle_message, handle_tex
 from .errors import ProtocolError
 from .protocol import CallContext, Protocol
 from .store import SQLiteStore, Store
+from .store._fts import POSTING_BUDGET
 
 __all__ = ["A2MServer", "Connection", "NotificationHandler", "Transport"]
 
@@ -50,7 +51,10 @@ class A2MServer:
     ) -> None:
         self.config = config or ServerConfig()
         self.store = store or SQLiteStore(
-            db, metric=self.config.metric, event_retention=self.config.event_retention
+            db,
+            metric=self.config.metric,
+            event_retention=self.config.event_retention,
+            posting_budget=None if self.config.exact_ranking else POSTING_BUDGET,
         )
         self._owns_store = store is None
         self.protocol = Protocol(self.config, self.store)

@@ -291,6 +291,15 @@ class StoreWriter(StoreReader):
     ) -> int:
         """Append to the event log; returns the event's position."""
 
+    def append_events(
+        self,
+        events: Sequence[tuple[str, int, Mapping[str, Any], str | None, str | None]],
+    ) -> None:
+        """Append several (kind, at, payload, owner, tier) events in order; a backend
+        may do it in one round trip."""
+        for kind, at, payload, owner, tier in events:
+            self.append_event(kind, at, payload, owner, tier)
+
 
 class Store(ABC):
     """A backend: transactions over one body of records."""
