@@ -394,3 +394,11 @@ def test_principals_share_items_and_read_the_latest(server: A2MServer) -> None:
         latest = A2MStore(alice).get(("team",), "goal")
         assert latest is not None
         assert latest.value == {"text": "ship it friday"}
+
+
+def test_filters_find_records_other_frameworks_wrote(client: A2MClient) -> None:
+    store = A2MStore(client)
+    client.remember({"content": "hello", "key": "notes/greeting"})
+    store.put(("notes",), "mine", {"content": "hello"})
+    found = store.search(("notes",), filter={"content": "hello"})
+    assert sorted(i.key for i in found) == ["greeting", "mine"]

@@ -15,9 +15,6 @@ from a2m_langchain.langgraph import A2MStore
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
 
-if "timeline_cursor" not in ServerConfig.__dataclass_fields__:  # before the foundations land
-    pytest.skip("the server has no timeline cursor or where operators yet", allow_module_level=True)
-
 SERVERS = {
     "cursor+operators": {},
     "plain 0.1": {"timeline_cursor": False, "where_operators": False},

@@ -4,10 +4,13 @@ A batch runs as LangGraph's own stores run one: every read sees the store as it 
 before the batch, then the batch's writes apply, the last write to an address winning.
 Its calls, whatever the number of operations:
 
-- all ``GetOp``: one ``memory/timeline`` naming their keys (per ``max_recall_limit``);
-- each ``SearchOp`` (:mod:`._store_search`): one ``memory/recall`` (with a query; a semantic one with a filter
-  adds one ``memory/timeline`` for the winners' vectors) or one ``memory/timeline``;
-- each ``ListNamespacesOp``: one ``memory/timeline`` beneath its literal prefix;
+- all ``GetOp``: one ``memory/timeline`` naming their keys (per 500 keys);
+- each ``SearchOp`` (:mod:`._store_search`): one ``memory/recall`` with a query (a
+  semantic one with a filter adds one ``memory/timeline`` for its winners' vectors);
+  without one, a ``memory/timeline`` per page until the page asked for is full (one page
+  on a server without a timeline cursor);
+- each ``ListNamespacesOp``: a ``memory/timeline`` per ``max_recall_limit`` records
+  beneath its literal prefix;
 - all ``PutOp`` with a value: one embedding call and one ``memory/remember`` (per
   ``max_records_per_call``); all deletes: one ``memory/forget``;
 - refreshing the TTL of items read: one ``memory/timeline`` and one ``memory/remember``.

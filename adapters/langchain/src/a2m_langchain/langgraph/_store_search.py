@@ -40,7 +40,7 @@ def server_where(filter: Mapping[str, Any] | None, layout: Layout) -> dict[str, 
         return None
     where: dict[str, Any] = {}
     for name, expected in filter.items():
-        if not name or "." in name:
+        if not name or "." in name or name in _FOREIGN_KEYS:
             continue
         path = f"metadata.value.{name}"
         if isinstance(expected, dict):
@@ -57,6 +57,11 @@ def server_where(filter: Mapping[str, Any] | None, layout: Layout) -> dict[str, 
         elif _same_equality(expected):
             where[path] = expected
     return where or None
+
+
+# A record another framework wrote without ``metadata.value`` reads as {"content": …} or
+# {"value": …} (see item_value): a filter on those keys cannot be sent as metadata.value.
+_FOREIGN_KEYS = frozenset({"content", "value"})
 
 
 def _scalar(value: Any) -> bool:
