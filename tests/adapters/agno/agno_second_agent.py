@@ -10,7 +10,7 @@ import sys
 os.environ["AGNO_TELEMETRY"] = "false"
 
 from agno.agent import Agent
-from fake_model import FakeModel, seen_memories
+from agno_fake_model import FakeModel, seen_memories
 
 from a2m import A2MClient
 from a2m_agno import A2MDb

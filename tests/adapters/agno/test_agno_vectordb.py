@@ -9,8 +9,8 @@ from agno.agent import Agent
 from agno.filters import EQ, GT, IN, NOT, OR
 from agno.knowledge.document import Document
 from agno.knowledge.knowledge import Knowledge
-from fake_embedder import FakeEmbedder, embed
-from fake_model import FakeModel
+from agno_fake_embedder import FakeEmbedder, embed
+from agno_fake_model import FakeModel
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m.adapter import A2MAdapter

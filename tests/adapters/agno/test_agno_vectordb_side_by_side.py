@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from agno.knowledge.document import Document
 from agno.vectordb.base import VectorDb
-from fake_embedder import FakeEmbedder
+from agno_fake_embedder import FakeEmbedder
 
 from a2m import A2MClient
 from a2m_agno import A2MVectorDb

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from agno.agent import Agent
 from agno.team import Team
-from fake_model import FakeModel, seen_memories
+from agno_fake_model import FakeModel, seen_memories
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m.adapter import A2MAdapter
@@ -44,7 +44,7 @@ def test_a_run_stores_a_memory_a_fresh_process_sees(
     env = guarded_environment(tmp_path / "guard")
     env["PYTHONPATH"] = f"{HERE}:{env['PYTHONPATH']}"
     done = subprocess.run(
-        [sys.executable, str(HERE / "second_agent.py"), a2m_http_url, "ada"],
+        [sys.executable, str(HERE / "agno_second_agent.py"), a2m_http_url, "ada"],
         env=env,
         capture_output=True,
         text=True,
