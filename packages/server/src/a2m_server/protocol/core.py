@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from a2m_server.config import ServerConfig, TierConfig
 from a2m_server.errors import ProtocolError
-from a2m_server.store import Scope, Store, StoreWriter
+from a2m_server.store import Scope, Store, StoreError, StoreWriter
 from a2m_types import METHODS, ErrorCode, ForgetParams, Params, SummarizeParams, field_capabilities
 
 from .context import CallContext
@@ -58,6 +58,13 @@ def _unencodable_path(value: Any, path: str = "") -> str | None:
     if isinstance(value, str):
         try:
             value.encode("utf-8")
+        except StoreError as exc:
+            # A lost connection or a cancelled statement: the transaction rolled back.
+            raise ProtocolError(
+                ErrorCode.INTERNAL_ERROR,
+                f"{method} failed in the store and changed nothing: {exc}",
+                {"retryable": True},
+            ) from None
         except UnicodeEncodeError:
             return path or "params"
         return None
@@ -115,6 +122,13 @@ class Protocol:
         self._gate_params(ctx, method, parsed)
         try:
             return handler(self, ctx, parsed)
+        except StoreError as exc:
+            # A lost connection or a cancelled statement: the transaction rolled back.
+            raise ProtocolError(
+                ErrorCode.INTERNAL_ERROR,
+                f"{method} failed in the store and changed nothing: {exc}",
+                {"retryable": True},
+            ) from None
         except UnicodeEncodeError:
             # JSON can spell a lone surrogate ("\\ud800"); no UTF-8 store can keep one.
             raise ProtocolError.invalid_params(

@@ -142,6 +142,8 @@ class EventHub:
         self._published = 0
 
     def subscribe(self, ctx: CallContext, kinds: Sequence[str] | None, scope: Scope | None) -> None:
+        # Events committed by other processes sharing the store reach subscribers too.
+        self._proto.store.listen(self.publish)
         with self._lock:
             with self._proto.store.reading() as reader:
                 head = reader.event_bounds()[1]

@@ -1,0 +1,147 @@
+"""The PostgreSQL schema and its migrations, versioned like the SQLite one so a later
+release can upgrade a database in place."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["SCHEMA_VERSION", "MissingExtensionError", "migrate"]
+
+SCHEMA_VERSION = 1
+
+# Every object lives in the connection's current schema (the first of its search_path),
+# so one database can hold several stores side by side.
+_V1 = [
+    """CREATE TABLE IF NOT EXISTS meta (
+        key   text PRIMARY KEY,
+        value text NOT NULL
+    )""",
+    """CREATE TABLE records (
+        rowid        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id           text   NOT NULL UNIQUE,
+        content      text   NOT NULL,
+        created_at   bigint NOT NULL,
+        updated_at   bigint NOT NULL,
+        role         text,
+        metadata     text,
+        meta         jsonb,
+        grp          text,
+        tier         text,
+        salience     double precision NOT NULL DEFAULT 0,
+        accessed_at  bigint,
+        access_count bigint NOT NULL DEFAULT 0,
+        owner        text,
+        session      text,
+        key          text,
+        revision     integer NOT NULL DEFAULT 0,
+        dims         integer,
+        uri          text,
+        media_type   text,
+        expires_at   bigint,
+        body         tsvector NOT NULL,
+        body_length  integer  NOT NULL DEFAULT 0
+    )""",
+    # metadata is the verbatim JSON text (key order, -0.0, 1.0 stay as written); meta is
+    # the same value as jsonb, for filters only.
+    "CREATE UNIQUE INDEX records_owner_key ON records (coalesce(owner, ''), key) "
+    "WHERE key IS NOT NULL",
+    "CREATE INDEX records_key ON records ((key COLLATE \"C\")) WHERE key IS NOT NULL",
+    "CREATE INDEX records_created ON records (created_at, rowid)",
+    "CREATE INDEX records_tier_created ON records (tier, created_at)",
+    "CREATE INDEX records_session ON records (session, created_at) WHERE session IS NOT NULL",
+    "CREATE INDEX records_group ON records (grp) WHERE grp IS NOT NULL",
+    "CREATE INDEX records_owner ON records (owner) WHERE owner IS NOT NULL",
+    "CREATE INDEX records_expiry ON records (expires_at) WHERE expires_at IS NOT NULL",
+    "CREATE INDEX records_body ON records USING gin (body)",
+    # Vectors apart from records, as on SQLite: verbatim float64 for reads, and a pgvector
+    # copy (NULL when float32 cannot hold it) that the search ranks.
+    """CREATE TABLE record_vectors (
+        rowid     bigint PRIMARY KEY REFERENCES records (rowid) ON DELETE CASCADE,
+        embedding double precision[] NOT NULL,
+        vec       vector
+    )""",
+    """CREATE TABLE write_ids (
+        write_id  text PRIMARY KEY,
+        record_id text NOT NULL
+    )""",
+    "CREATE INDEX write_ids_record ON write_ids (record_id)",
+    """CREATE TABLE events (
+        seq     bigint PRIMARY KEY,
+        at      bigint NOT NULL,
+        kind    text   NOT NULL,
+        owner   text,
+        tier    text,
+        payload text   NOT NULL
+    )""",
+    # The head of the log is a row, not a sequence: it moves only when its transaction
+    # commits, so no reader can ever be handed a cursor past an event not yet visible.
+    "INSERT INTO meta (key, value) VALUES ('event_head', '0')",
+]
+
+_MIGRATIONS: dict[int, list[str]] = {1: _V1}
+
+# Serialises schema creation between processes opening a new database at once.
+_MIGRATION_LOCK = 0x4132_4D5F_5343_484D  # "A2M_SCHM"
+
+
+class MissingExtensionError(RuntimeError):
+    """The database lacks the pgvector extension and this role cannot create it."""
+
+
+def _ensure_vector(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    import psycopg
+
+    row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if row is not None:
+        return
+    available = conn.execute(
+        "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+    ).fetchone()
+    if available is None:
+        raise MissingExtensionError(
+            "the PostgreSQL server has no 'vector' extension (pgvector); install pgvector "
+            "on the server, then run CREATE EXTENSION vector in this database"
+        )
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege:
+        raise MissingExtensionError(
+            "the 'vector' extension (pgvector) is not enabled in this database and this role "
+            "may not create it; run CREATE EXTENSION vector as its owner"
+        ) from None
+
+
+def _version(conn: psycopg.Connection[tuple[object, ...]]) -> int:
+    exists = conn.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(str(row[0])) if row else 0
+
+
+def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
+    """Bring the current schema up to :data:`SCHEMA_VERSION`; returns the version found.
+
+    ``conn`` is in autocommit mode; the work runs in one transaction under an advisory
+    lock, re-reading the version inside it."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        _ensure_vector(conn)
+        found = _version(conn)
+        if found > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"this database has schema version {found}, newer than this server "
+                f"understands ({SCHEMA_VERSION}); upgrade a2m-server"
+            )
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            for statement in _MIGRATIONS[version]:
+                conn.execute(statement)  # type: ignore[call-overload]
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(version),),
+            )
+    return found
