@@ -58,13 +58,6 @@ def _unencodable_path(value: Any, path: str = "") -> str | None:
     if isinstance(value, str):
         try:
             value.encode("utf-8")
-        except StoreError as exc:
-            # A lost connection or a cancelled statement: the transaction rolled back.
-            raise ProtocolError(
-                ErrorCode.INTERNAL_ERROR,
-                f"{method} failed in the store and changed nothing: {exc}",
-                {"retryable": True},
-            ) from None
         except UnicodeEncodeError:
             return path or "params"
         return None

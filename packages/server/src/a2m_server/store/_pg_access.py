@@ -122,7 +122,7 @@ class PgReader(StoreReader):
         return self._store.store_id
 
     def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+        return self._conn.execute(query, params).fetchall()
 
     def get(self, ids: Sequence[str], *, embeddings: bool = False) -> list[StoredRecord]:
         if not ids:
@@ -182,7 +182,9 @@ class PgReader(StoreReader):
 
     def count(self, where: RecordFilter) -> int:
         sql = build_filter(where, self._now)
-        return int(self._rows(f"SELECT count(*) FROM records AS r WHERE {sql.text()}", sql.params)[0][0])
+        return int(
+            self._rows(f"SELECT count(*) FROM records AS r WHERE {sql.text()}", sql.params)[0][0]
+        )
 
     def count_by_tier(self, where: RecordFilter) -> dict[str, int]:
         sql = build_filter(where, self._now)
@@ -267,7 +269,10 @@ class PgReader(StoreReader):
         if limit is not None:
             query += " LIMIT %s"
             params.append(limit)
-        return [(record_id, max(float(score or 0.0), 0.0)) for record_id, score in self._rows(query, params)]
+        return [
+            (record_id, max(float(score or 0.0), 0.0))
+            for record_id, score in self._rows(query, params)
+        ]
 
     # --- vectors ---------------------------------------------------------------------------
 
@@ -357,9 +362,9 @@ class PgReader(StoreReader):
         ]
 
     def event_bounds(self) -> tuple[int, int]:
-        (head_text,), = self._rows("SELECT value FROM meta WHERE key = 'event_head'")
+        ((head_text,),) = self._rows("SELECT value FROM meta WHERE key = 'event_head'")
         head = int(head_text)
-        (oldest,), = self._rows("SELECT min(seq) FROM events")
+        ((oldest,),) = self._rows("SELECT min(seq) FROM events")
         return (int(oldest) if oldest is not None else head + 1), head
 
     def dimensions(self) -> int | None:
@@ -368,15 +373,41 @@ class PgReader(StoreReader):
 
 
 class PgWriter(PgReader, StoreWriter):
+    """Writes of one transaction. The store's write lock is held, so the next rowid and
+    event position are known here, and inserts and events can be pipelined: a batch
+    costs a handful of round trips, not a few per record."""
+
     def __init__(self, store: PostgresStore, conn: psycopg.Connection[Any]) -> None:
         super().__init__(store, conn)
         self.events_appended = 0
         self.records_written = 0
+        head, last_rowid, dims = self._rows(
+            "SELECT (SELECT value::bigint FROM meta WHERE key = 'event_head'), "
+            "(SELECT coalesce(max(rowid), 0) FROM records), "
+            "(SELECT value::int FROM meta WHERE key = 'dimensions')"
+        )[0]
+        self.event_head = int(head)
+        self._last_rowid = int(last_rowid)
+        self._dimensions: int | None = None if dims is None else int(dims)
+
+    def dimensions(self) -> int | None:
+        return self._dimensions
+
+    def event_bounds(self) -> tuple[int, int]:
+        ((oldest,),) = self._rows("SELECT min(seq) FROM events")
+        head = self.event_head
+        return (int(oldest) if oldest is not None else head + 1), head
+
+    def _next_rowids(self, count: int) -> list[int]:
+        first = self._last_rowid + 1
+        self._last_rowid += count
+        return list(range(first, first + count))
 
     def insert(self, records: Sequence[NewRecord]) -> list[int]:
         if not records:
             return []
-        columns: list[list[Any]] = [[] for _ in range(18)]
+        rowids = self._next_rowids(len(records))
+        columns: list[list[Any]] = [rowids, *([] for _ in range(18))]
         for rec in records:
             body, length = tsvector(rec.content)
             values = (
@@ -399,21 +430,19 @@ class PgWriter(PgReader, StoreWriter):
                 body,
                 length,
             )
-            for column, value in zip(columns, values, strict=True):
+            for column, value in zip(columns[1:], values, strict=True):
                 column.append(value)
-        rows = self._rows(
-            "INSERT INTO records (id, content, created_at, updated_at, role, metadata, meta, grp, "
-            "tier, salience, owner, session, key, dims, uri, media_type, expires_at, body, "
-            "body_length) SELECT i, c, ca, ca, ro, md, m::jsonb, g, t, s, o, se, k, d, u, mt, e, "
-            "b::tsvector, bl FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::text[], "
-            "%s::text[], %s::text[], %s::text[], %s::text[], %s::float8[], %s::text[], "
-            "%s::text[], %s::text[], %s::int[], %s::text[], %s::text[], %s::bigint[], "
-            "%s::text[], %s::int[]) AS x (i, c, ca, ro, md, m, g, t, s, o, se, k, d, u, mt, e, "
-            "b, bl) RETURNING id, rowid",
+        self._conn.execute(
+            "INSERT INTO records (rowid, id, content, created_at, updated_at, role, metadata, "
+            "meta, grp, tier, salience, owner, session, key, dims, uri, media_type, expires_at, "
+            "body, body_length) SELECT r, i, c, ca, ca, ro, md, m::jsonb, g, t, s, o, se, k, d, "
+            "u, mt, e, b::tsvector, bl FROM unnest(%s::bigint[], %s::text[], %s::text[], "
+            "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+            "%s::float8[], %s::text[], %s::text[], %s::text[], %s::int[], %s::text[], "
+            "%s::text[], %s::bigint[], %s::text[], %s::int[]) AS x (r, i, c, ca, ro, md, m, g, "
+            "t, s, o, se, k, d, u, mt, e, b, bl)",
             columns,
         )
-        by_id = {record_id: int(rowid) for record_id, rowid in rows}
-        rowids = [by_id[rec.id] for rec in records]
         self._put_vectors(
             [(rowid, rec.embedding) for rowid, rec in zip(rowids, records, strict=True)]
         )
@@ -441,12 +470,13 @@ class PgWriter(PgReader, StoreWriter):
         for rec in records:
             body, length = tsvector(rec.content)
             rows = self._rows(
-                "INSERT INTO records (id, content, created_at, updated_at, role, metadata, meta, "
-                "grp, tier, salience, accessed_at, access_count, owner, session, key, revision, "
-                "dims, uri, media_type, expires_at, body, body_length) VALUES (%s, %s, %s, %s, "
-                "%s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s::tsvector, %s) ON CONFLICT (id) DO NOTHING RETURNING rowid",
+                "INSERT INTO records (rowid, id, content, created_at, updated_at, role, metadata, "
+                "meta, grp, tier, salience, accessed_at, access_count, owner, session, key, "
+                "revision, dims, uri, media_type, expires_at, body, body_length) VALUES (%s, %s, "
+                "%s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s::tsvector, %s) ON CONFLICT (id) DO NOTHING RETURNING rowid",
                 (
+                    self._last_rowid + 1,
                     rec.id,
                     rec.content,
                     rec.created_at,
@@ -472,6 +502,7 @@ class PgWriter(PgReader, StoreWriter):
                 ),
             )
             if rows:
+                self._last_rowid += 1
                 self._put_vectors([(int(rows[0][0]), rec.embedding)])
                 added += 1
         self.records_written += added
@@ -529,20 +560,24 @@ class PgWriter(PgReader, StoreWriter):
     def set_tier(self, ids: Sequence[str], tier: str) -> int:
         if not ids:
             return 0
-        cursor = self._conn.execute(
-            "UPDATE records SET tier = %s WHERE id = ANY(%s::text[]) AND tier IS DISTINCT FROM %s",
-            (tier, list(ids), tier),
+        # RETURNING, not rowcount: a pipelined statement's count is known only once read.
+        return len(
+            self._rows(
+                "UPDATE records SET tier = %s WHERE id = ANY(%s::text[]) "
+                "AND tier IS DISTINCT FROM %s RETURNING 1",
+                (tier, list(ids), tier),
+            )
         )
-        return cursor.rowcount
 
     def add_salience(self, ids: Sequence[str], amount: float) -> int:
         if not ids:
             return 0
-        cursor = self._conn.execute(
-            "UPDATE records SET salience = salience + %s WHERE id = ANY(%s::text[])",
-            (amount, list(ids)),
+        return len(
+            self._rows(
+                "UPDATE records SET salience = salience + %s WHERE id = ANY(%s::text[]) RETURNING 1",
+                (amount, list(ids)),
+            )
         )
-        return cursor.rowcount
 
     def touch(self, ids: Sequence[str], at: int) -> None:
         self.add_accesses(dict.fromkeys(ids, (1, at)))
@@ -564,8 +599,9 @@ class PgWriter(PgReader, StoreWriter):
         if not ids:
             return 0
         self._conn.execute("DELETE FROM write_ids WHERE record_id = ANY(%s::text[])", (list(ids),))
-        cursor = self._conn.execute("DELETE FROM records WHERE id = ANY(%s::text[])", (list(ids),))
-        return cursor.rowcount
+        return len(
+            self._rows("DELETE FROM records WHERE id = ANY(%s::text[]) RETURNING 1", (list(ids),))
+        )
 
     def expire(self, now: int) -> list[StoredRecord]:
         rows = self._rows(
@@ -589,20 +625,17 @@ class PgWriter(PgReader, StoreWriter):
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (str(dimensions),),
         )
+        self._dimensions = dimensions
         self._store.fix_vector_width(self._conn, dimensions)
 
     def append_event(
         self, kind: str, at: int, payload: Mapping[str, Any], owner: str | None, tier: str | None
     ) -> int:
-        (head,), = self._rows(
-            "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'event_head' "
-            "RETURNING value"
-        )
-        seq = int(head)
+        self.event_head += 1
         self._conn.execute(
             "INSERT INTO events (seq, at, kind, owner, tier, payload) "
             "VALUES (%s, %s, %s, %s, %s, %s)",
-            (seq, at, kind, owner, tier, dump_json(dict(payload))),
+            (self.event_head, at, kind, owner, tier, dump_json(dict(payload))),
         )
         self.events_appended += 1
-        return seq
+        return self.event_head

@@ -25,7 +25,11 @@ _TEXT_COLUMNS = {
     "media_type": "media_type",
 }
 _NUMBER_COLUMNS = {"revision": "revision", "salience": "salience", "access_count": "access_count"}
-_TIME_COLUMNS = {"created_at": "created_at", "accessed_at": "accessed_at", "updated_at": "updated_at"}
+_TIME_COLUMNS = {
+    "created_at": "created_at",
+    "accessed_at": "accessed_at",
+    "updated_at": "updated_at",
+}
 
 
 def dump_json(value: Any) -> str:
@@ -143,8 +147,7 @@ def build_filter(where: RecordFilter, now: int) -> Sql:
         owners = [owner or "" for owner, _ in where.groups]
         groups = [group for _, group in where.groups]
         sql.add(
-            "(coalesce(r.owner, ''), r.grp) IN "
-            "(SELECT * FROM unnest(%s::text[], %s::text[]))",
+            "(coalesce(r.owner, ''), r.grp) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
             owners,
             groups,
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .base import StoreError
+
 if TYPE_CHECKING:
     import psycopg
 
@@ -20,7 +22,7 @@ _V1 = [
         value text NOT NULL
     )""",
     """CREATE TABLE records (
-        rowid        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        rowid        bigint PRIMARY KEY,
         id           text   NOT NULL UNIQUE,
         content      text   NOT NULL,
         created_at   bigint NOT NULL,
@@ -44,11 +46,13 @@ _V1 = [
         body         tsvector NOT NULL,
         body_length  integer  NOT NULL DEFAULT 0
     )""",
+    # rowid is assigned by the writer holding the store's write lock (max + 1, as SQLite
+    # does), so a batch needs no round trip to learn its rowids.
     # metadata is the verbatim JSON text (key order, -0.0, 1.0 stay as written); meta is
     # the same value as jsonb, for filters only.
     "CREATE UNIQUE INDEX records_owner_key ON records (coalesce(owner, ''), key) "
     "WHERE key IS NOT NULL",
-    "CREATE INDEX records_key ON records ((key COLLATE \"C\")) WHERE key IS NOT NULL",
+    'CREATE INDEX records_key ON records ((key COLLATE "C")) WHERE key IS NOT NULL',
     "CREATE INDEX records_created ON records (created_at, rowid)",
     "CREATE INDEX records_tier_created ON records (tier, created_at)",
     "CREATE INDEX records_session ON records (session, created_at) WHERE session IS NOT NULL",
@@ -87,7 +91,7 @@ _MIGRATIONS: dict[int, list[str]] = {1: _V1}
 _MIGRATION_LOCK = 0x4132_4D5F_5343_484D  # "A2M_SCHM"
 
 
-class MissingExtensionError(RuntimeError):
+class MissingExtensionError(StoreError):
     """The database lacks the pgvector extension and this role cannot create it."""
 
 
@@ -138,7 +142,7 @@ def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
             )
         for version in range(found + 1, SCHEMA_VERSION + 1):
             for statement in _MIGRATIONS[version]:
-                conn.execute(statement)  # type: ignore[call-overload]
+                conn.execute(statement)
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema_version', %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from ._pg_access import PgReader, PgWriter
+from ._pg_adapt import configure
 from ._pg_schema import MissingExtensionError, migrate
 from .base import Store, StoredRecord, StoreError, StoreReader, StoreWriter
 
@@ -70,9 +71,7 @@ def _conninfo(url: str, statement_timeout_ms: int) -> tuple[str, str | None]:
             raise ValueError(f"schema must be letters, digits and underscores: {schema!r}")
         options.append(f"-c search_path={schema},public")
     extra = " ".join(options)
-    merged = [
-        (name, f"{value} {extra}" if name == "options" else value) for name, value in rest
-    ]
+    merged = [(name, f"{extra} {value}" if name == "options" else value) for name, value in rest]
     if not any(name == "options" for name, _ in rest):
         merged.append(("options", extra))
     if not any(name == "connect_timeout" for name, _ in rest):
@@ -112,15 +111,18 @@ class PostgresStore(Store):
         try:
             self._conninfo, schema = _conninfo(url, statement_timeout_ms)
             first = psycopg.connect(self._conninfo, autocommit=True)
+            configure(first)
         except psycopg.ProgrammingError as exc:
-            raise StoreError(f"not a usable PostgreSQL URL {redact(url)}: {_one_line(exc)}") from None
+            raise StoreError(
+                f"not a usable PostgreSQL URL {redact(url)}: {_one_line(exc)}"
+            ) from None
         except psycopg.OperationalError as exc:
             raise StoreError(
                 f"cannot connect to PostgreSQL at {redact(url)}: {_one_line(exc)}"
             ) from None
         try:
             if schema is not None:
-                first.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')  # type: ignore[arg-type]
+                first.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
             migrate(first)
             self._store_id = self._ensure_store_id(first)
             (current,) = first.execute("SELECT current_schema()").fetchone() or ("public",)
@@ -128,7 +130,9 @@ class PostgresStore(Store):
             self._ensure_vector_index(first)
         except psycopg.Error as exc:
             first.close()
-            raise StoreError(f"cannot prepare the store at {redact(url)}: {_one_line(exc)}") from None
+            raise StoreError(
+                f"cannot prepare the store at {redact(url)}: {_one_line(exc)}"
+            ) from None
         except BaseException:
             first.close()
             raise
@@ -140,6 +144,7 @@ class PostgresStore(Store):
             min_size=1,
             max_size=max(pool_size, 1),
             kwargs={"autocommit": True},
+            configure=configure,
             check=ConnectionPool.check_connection,
             timeout=pool_timeout_s,
             num_workers=1,
@@ -147,6 +152,12 @@ class PostgresStore(Store):
             name=f"a2m-{self._schema}",
         )
         self._pool.open(wait=False)
+        log.debug(
+            "PostgreSQL store open: schema %s, vector index %s, pool of up to %d",
+            self._schema,
+            vector_index,
+            pool_size,
+        )
         self._closed = False
         self._access_lock = threading.Lock()
         self._pending_access: dict[str, tuple[int, int]] = {}
@@ -183,7 +194,7 @@ class PostgresStore(Store):
         """Type the vector column once the first vector fixes the width, and index it."""
         if dimensions > 16_000:
             return  # beyond pgvector's type; such vectors are kept but not searchable
-        conn.execute(f"ALTER TABLE record_vectors ALTER COLUMN vec TYPE vector({int(dimensions)})")  # type: ignore[arg-type]
+        conn.execute(f"ALTER TABLE record_vectors ALTER COLUMN vec TYPE vector({int(dimensions)})")
         if self.vector_index == "hnsw":
             self._create_hnsw(conn, dimensions)
 
@@ -196,7 +207,7 @@ class PostgresStore(Store):
             )
             return
         conn.execute(
-            f"CREATE INDEX IF NOT EXISTS record_vectors_hnsw ON record_vectors "  # type: ignore[arg-type]
+            f"CREATE INDEX IF NOT EXISTS record_vectors_hnsw ON record_vectors "
             f"USING hnsw (vec {_OPCLASS[self.metric]})"
         )
 
@@ -227,30 +238,35 @@ class PostgresStore(Store):
 
     @contextmanager
     def reading(self) -> Iterator[StoreReader]:
-        with self._connection() as conn:
+        # Pipelined: BEGIN travels with the first query, COMMIT with the last sync.
+        with self._connection() as conn, conn.pipeline():
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             try:
                 yield PgReader(self, conn)
             finally:
-                _finish(conn, "COMMIT")
+                conn.execute("COMMIT")
 
     @contextmanager
     def writing(self) -> Iterator[StoreWriter]:
         with self._connection() as conn:
-            conn.execute("BEGIN")
             accesses = self._take_pending_access()
             try:
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
-                writer = PgWriter(self, conn)
-                writer.add_accesses(accesses)
-                yield writer
-                if writer.events_appended:
-                    conn.execute(
-                        "DELETE FROM events WHERE seq <= (SELECT value::bigint FROM meta "
-                        "WHERE key = 'event_head') - %s",
-                        (self.event_retention,),
-                    )
-                    conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                    writer = PgWriter(self, conn)
+                    writer.add_accesses(accesses)
+                    yield writer
+                    if writer.events_appended:
+                        conn.execute(
+                            "UPDATE meta SET value = %s WHERE key = 'event_head'",
+                            (str(writer.event_head),),
+                        )
+                        conn.execute(
+                            "DELETE FROM events WHERE seq <= %s",
+                            (writer.event_head - self.event_retention,),
+                        )
+                        conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
                 conn.execute("COMMIT")
             except BaseException:
                 _finish(conn, "ROLLBACK")
@@ -371,7 +387,8 @@ class PostgresStore(Store):
         while not self._stop_listening.is_set():
             try:
                 with psycopg.connect(self._conninfo, autocommit=True) as conn:
-                    conn.execute(f'LISTEN "{self._channel}"')  # type: ignore[arg-type]
+                    configure(conn)
+                    conn.execute(f'LISTEN "{self._channel}"')
                     self._announce()  # whatever committed while not listening
                     while not self._stop_listening.is_set():
                         heard = False
@@ -410,7 +427,7 @@ def _finish(conn: psycopg.Connection[Any], statement: str) -> None:
     import psycopg
 
     with suppress(psycopg.Error):
-        conn.execute(statement)  # type: ignore[arg-type]
+        conn.execute(statement)
 
 
 def _one_line(exc: BaseException) -> str:
