@@ -208,7 +208,7 @@ class PostgresStore(Store):
             return
         conn.execute(
             f"CREATE INDEX IF NOT EXISTS record_vectors_hnsw ON record_vectors "
-            f"USING hnsw (vec {_OPCLASS[self.metric]})"
+            f"USING hnsw (vec {_OPCLASS[self.metric]}) WITH (m = 16, ef_construction = 128)"
         )
 
     @property
