@@ -24,6 +24,7 @@ TEST_SUITES = {
     "rest": ["tests/rest"],
     "testing": ["tests/testing"],
     "adapter": ["tests/adapter"],
+    "examples": ["tests/examples"],
 }
 
 # The workspace's own distributions, installed editable into every framework environment.
@@ -119,6 +120,14 @@ def _framework_session(name: str, adapter: str, extras: list[str], extra: list[s
 
 for _name, (_adapter, _extras, _extra) in FRAMEWORKS.items():
     _framework_session(_name, _adapter, _extras, _extra)
+
+
+@nox.session
+def interop(session: nox.Session) -> None:
+    """The N-by-N interop matrix: every framework's adapter, the raw client and REST, on one
+    store. Runs in the workspace environment, the one that holds all four frameworks."""
+    session.env.update(OFFLINE_ENV)
+    session.run("pytest", "tests/interop", *session.posargs)
 
 
 @nox.session(default=False)

@@ -145,7 +145,7 @@ _PARAM_CAPABILITIES = {
 }
 _RECORD_CAPABILITIES = tuple(field_capabilities(RecordInput).items())
 _RECORD_FIELDS = frozenset(info.alias or name for name, info in RecordInput.model_fields.items())
-_EVENT = TypeAdapter(Event)
+_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 
 @dataclass(frozen=True)
