@@ -10,7 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
+from ._pg_adapt import Float8Array
 from ._pg_filter import Sql, add_scope, build_filter, dump_json
 from ._pg_text import query_lexemes, tsquery, tsvector
 from .base import (
@@ -50,6 +52,7 @@ _K1 = 1.2
 _B = 0.75
 _DISTANCE = {"cosine": "<=>", "dot": "<#>", "l2": "<->"}
 _HNSW_EF_SEARCH = 200
+_PGVECTOR_MAX_DIMENSIONS = 16_000
 
 
 def _now_ms() -> int:
@@ -64,11 +67,6 @@ def vector_literal(vector: Sequence[float]) -> str | None:
     if not np.all(np.isfinite(narrow)):
         return None
     return "[" + ",".join(repr(float(x)) for x in narrow.tolist()) + "]"
-
-
-def _array_literal(vector: Sequence[float]) -> str:
-    # repr is the shortest text that parses back to the same double: verbatim (§3.7).
-    return "{" + ",".join(repr(float(x)) for x in vector) + "}"
 
 
 def row_to_record(row: Sequence[Any], *, with_vector: bool) -> StoredRecord:
@@ -124,8 +122,16 @@ class PgReader(StoreReader):
     def store_id(self) -> str:
         return self._store.store_id
 
+    def _before_statement(self) -> None:
+        """A hook run before every statement (the writer flushes buffered rows)."""
+
     def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self._before_statement()
         return self._conn.execute(query, params).fetchall()
+
+    def _exec(self, query: str, params: Sequence[Any] = ()) -> None:
+        self._before_statement()
+        self._conn.execute(query, params)
 
     def get(self, ids: Sequence[str], *, embeddings: bool = False) -> list[StoredRecord]:
         if not ids:
@@ -293,8 +299,8 @@ class PgReader(StoreReader):
         if self._store.vector_index == "hnsw":
             # A wider beam than pgvector's default 40: recall@10 near 0.95 on hard data.
             beam = min(max(limit * 4, _HNSW_EF_SEARCH), 1000)
-            self._conn.execute(f"SET LOCAL hnsw.ef_search = {beam}")
-            self._conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            self._exec(f"SET LOCAL hnsw.ef_search = {beam}")
+            self._exec("SET LOCAL hnsw.iterative_scan = strict_order")
             order = distance
         else:
             # A zero vector has no cosine: pgvector says NaN, SQLite's index 0.5 (raw 0).
@@ -379,13 +385,16 @@ class PgReader(StoreReader):
 
 class PgWriter(PgReader, StoreWriter):
     """Writes of one transaction. The store's write lock is held, so the next rowid and
-    event position are known here, and inserts and events can be pipelined: a batch
-    costs a handful of round trips, not a few per record."""
+    event position are known here; new records and events are buffered and written as
+    one multi-row statement each before the next statement of any kind (so every read
+    sees them) and before commit. A batch costs a handful of round trips."""
 
     def __init__(self, store: PostgresStore, conn: psycopg.Connection[Any]) -> None:
         super().__init__(store, conn)
         self.events_appended = 0
         self.records_written = 0
+        self._new_records: list[tuple[int, NewRecord]] = []
+        self._new_events: list[tuple[int, int, str, str | None, str | None, str]] = []
         head, last_rowid, dims = self._rows(
             "SELECT (SELECT value::bigint FROM meta WHERE key = 'event_head'), "
             "(SELECT coalesce(max(rowid), 0) FROM records), "
@@ -395,6 +404,24 @@ class PgWriter(PgReader, StoreWriter):
         self._last_rowid = int(last_rowid)
         self._dimensions: int | None = None if dims is None else int(dims)
 
+    def _before_statement(self) -> None:
+        if self._new_records or self._new_events:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered records and events."""
+        records, self._new_records = self._new_records, []
+        events, self._new_events = self._new_events, []
+        if records:
+            self._insert_now(records)
+        if events:
+            self._conn.execute(
+                "INSERT INTO events (seq, at, kind, owner, tier, payload) SELECT * FROM "
+                "unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::text[], "
+                "%s::text[])",
+                [list(column) for column in zip(*events, strict=True)],
+            )
+
     def dimensions(self) -> int | None:
         return self._dimensions
 
@@ -403,19 +430,20 @@ class PgWriter(PgReader, StoreWriter):
         head = self.event_head
         return (int(oldest) if oldest is not None else head + 1), head
 
-    def _next_rowids(self, count: int) -> list[int]:
-        first = self._last_rowid + 1
-        self._last_rowid += count
-        return list(range(first, first + count))
-
     def insert(self, records: Sequence[NewRecord]) -> list[int]:
-        if not records:
-            return []
-        rowids = self._next_rowids(len(records))
-        columns: list[list[Any]] = [rowids, *([] for _ in range(18))]
-        for rec in records:
+        first = self._last_rowid + 1
+        self._last_rowid += len(records)
+        rowids = list(range(first, first + len(records)))
+        self._new_records.extend(zip(rowids, records, strict=True))
+        self.records_written += len(records)
+        return rowids
+
+    def _insert_now(self, records: Sequence[tuple[int, NewRecord]]) -> None:
+        columns: list[list[Any]] = [[] for _ in range(19)]
+        for rowid, rec in records:
             body, length = tsvector(rec.content)
             values = (
+                rowid,
                 rec.id,
                 rec.content,
                 rec.created_at,
@@ -435,7 +463,7 @@ class PgWriter(PgReader, StoreWriter):
                 body,
                 length,
             )
-            for column, value in zip(columns[1:], values, strict=True):
+            for column, value in zip(columns, values, strict=True):
                 column.append(value)
         self._conn.execute(
             "INSERT INTO records (rowid, id, content, created_at, updated_at, role, metadata, "
@@ -448,25 +476,43 @@ class PgWriter(PgReader, StoreWriter):
             "t, s, o, se, k, d, u, mt, e, b, bl)",
             columns,
         )
-        self._put_vectors(
-            [(rowid, rec.embedding) for rowid, rec in zip(rowids, records, strict=True)]
-        )
-        self.records_written += len(records)
-        return rowids
+        self._insert_vectors([(rowid, rec.embedding) for rowid, rec in records])
 
     def _put_vectors(self, items: Sequence[tuple[int, Sequence[float] | None]]) -> None:
-        present = [(rowid, vector) for rowid, vector in items if vector is not None]
-        if not present:
-            return
-        self._conn.execute(
-            "INSERT INTO record_vectors (rowid, embedding, vec) SELECT r, e::float8[], "
-            "v::vector FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS x (r, e, v)",
-            (
-                [rowid for rowid, _ in present],
-                [_array_literal(vector) for _, vector in present],
-                [vector_literal(vector) for _, vector in present],
-            ),
-        )
+        self._before_statement()
+        self._insert_vectors(items)
+
+    def _insert_vectors(self, items: Sequence[tuple[int, Sequence[float] | None]]) -> None:
+        by_width: dict[int, list[tuple[int, Sequence[float]]]] = {}
+        for rowid, vector in items:
+            if vector is not None:
+                by_width.setdefault(len(vector), []).append((rowid, vector))
+        for width, present in by_width.items():
+            # One flat float8[] (dumped by psycopg's C code), sliced per record in SQL;
+            # ok marks the vectors float32 can hold, which alone get a pgvector copy.
+            flat = np.asarray([vector for _, vector in present], dtype=np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                ok: npt.NDArray[np.bool_] = np.asarray(
+                    np.isfinite(flat.astype(np.float32)).all(axis=1)
+                )
+            if width > _PGVECTOR_MAX_DIMENSIONS:
+                ok = np.zeros(len(present), dtype=bool)  # kept verbatim, never ranked
+            self._conn.execute(
+                "INSERT INTO record_vectors (rowid, embedding, vec) "
+                "SELECT x.r, f.a[(x.i - 1) * %s + 1 : x.i * %s], CASE WHEN x.ok THEN "
+                "f.a[(x.i - 1) * %s + 1 : x.i * %s]::vector END "
+                "FROM unnest(%s::bigint[], %s::bool[]) WITH ORDINALITY AS x (r, ok, i), "
+                "(SELECT %b::float8[] AS a) AS f",
+                (
+                    width,
+                    width,
+                    width,
+                    width,
+                    [rowid for rowid, _ in present],
+                    [bool(x) for x in ok],
+                    Float8Array(flat),
+                ),
+            )
 
     def restore(self, records: Sequence[StoredRecord]) -> int:
         """Insert whole records as exported (ids, revisions, access counts and all),
@@ -542,7 +588,7 @@ class PgWriter(PgReader, StoreWriter):
         if not rows:
             raise KeyError(record_id)
         rowid = int(rows[0][0])
-        self._conn.execute("DELETE FROM record_vectors WHERE rowid = %s", (rowid,))
+        self._exec("DELETE FROM record_vectors WHERE rowid = %s", (rowid,))
         self._put_vectors([(rowid, new.embedding)])
         self.records_written += 1
         return self.select(RecordFilter(ids=[record_id]))[0]
@@ -556,7 +602,7 @@ class PgWriter(PgReader, StoreWriter):
         return None if not rows else str(rows[0][0])
 
     def remember_write_id(self, write_id: str, record_id: str) -> None:
-        self._conn.execute(
+        self._exec(
             "INSERT INTO write_ids (write_id, record_id) VALUES (%s, %s) "
             "ON CONFLICT (write_id) DO UPDATE SET record_id = excluded.record_id",
             (write_id, record_id),
@@ -592,7 +638,7 @@ class PgWriter(PgReader, StoreWriter):
         if not accesses:
             return
         ids = sorted(accesses)
-        self._conn.execute(
+        self._exec(
             "UPDATE records AS r SET access_count = r.access_count + a.n, "
             "accessed_at = greatest(coalesce(r.accessed_at, 0), a.at) "
             "FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS a (id, n, at) "
@@ -603,7 +649,7 @@ class PgWriter(PgReader, StoreWriter):
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:
             return 0
-        self._conn.execute("DELETE FROM write_ids WHERE record_id = ANY(%s::text[])", (list(ids),))
+        self._exec("DELETE FROM write_ids WHERE record_id = ANY(%s::text[])", (list(ids),))
         return len(
             self._rows("DELETE FROM records WHERE id = ANY(%s::text[]) RETURNING 1", (list(ids),))
         )
@@ -619,13 +665,13 @@ class PgWriter(PgReader, StoreWriter):
         expired = sorted(
             (row_to_record(row, with_vector=False) for row in rows), key=lambda r: r.rowid
         )
-        self._conn.execute(
+        self._exec(
             "DELETE FROM write_ids WHERE record_id = ANY(%s::text[])", ([r.id for r in expired],)
         )
         return expired
 
     def set_dimensions(self, dimensions: int) -> None:
-        self._conn.execute(
+        self._exec(
             "INSERT INTO meta (key, value) VALUES ('dimensions', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (str(dimensions),),
@@ -637,10 +683,6 @@ class PgWriter(PgReader, StoreWriter):
         self, kind: str, at: int, payload: Mapping[str, Any], owner: str | None, tier: str | None
     ) -> int:
         self.event_head += 1
-        self._conn.execute(
-            "INSERT INTO events (seq, at, kind, owner, tier, payload) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            (self.event_head, at, kind, owner, tier, dump_json(dict(payload))),
-        )
+        self._new_events.append((self.event_head, at, kind, owner, tier, dump_json(dict(payload))))
         self.events_appended += 1
         return self.event_head

@@ -257,6 +257,7 @@ class PostgresStore(Store):
                     writer = PgWriter(self, conn)
                     writer.add_accesses(accesses)
                     yield writer
+                    writer.flush()
                     if writer.events_appended:
                         conn.execute(
                             "UPDATE meta SET value = %s WHERE key = 'event_head'",
