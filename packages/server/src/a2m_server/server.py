@@ -21,6 +21,7 @@ from .config import ServerConfig
 from .dispatch import decode, encode, error_response, handle_message, handle_text
 from .errors import ProtocolError
 from .protocol import CallContext, Protocol
+from .protocol.handlers import HANDLERS
 from .store import Store, open_store
 
 __all__ = ["A2MServer", "Connection", "NotificationHandler", "Transport"]
@@ -58,7 +59,7 @@ class A2MServer:
             vector_index=vector_index,
         )
         self._owns_store = store is None
-        self.protocol = Protocol(self.config, self.store)
+        self.protocol = Protocol(self.config, self.store, HANDLERS)
         self._ids = itertools.count(1)
         self._closed = False
         self._lock = threading.Lock()

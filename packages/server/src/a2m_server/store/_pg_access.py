@@ -7,7 +7,7 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +30,8 @@ from .vectors import to_similarity
 if TYPE_CHECKING:
     import psycopg
 
-    from .postgres import PostgresStore
 
-__all__ = ["PgReader", "PgWriter", "vector_literal"]
+__all__ = ["PgReader", "PgWriter", "StoreState", "vector_literal"]
 
 _COLUMNS = (
     "rowid, id, content, created_at, updated_at, role, metadata, grp, tier, salience, "
@@ -53,6 +52,28 @@ _B = 0.75
 _DISTANCE = {"cosine": "<=>", "dot": "<#>", "l2": "<->"}
 _HNSW_EF_SEARCH = 200
 _PGVECTOR_MAX_DIMENSIONS = 16_000
+
+
+class StoreState(Protocol):
+    """What a transaction needs of the store that opened it (``PostgresStore``), named
+    here so this module does not import the store module that imports it."""
+
+    @property
+    def metric(self) -> str: ...
+
+    @property
+    def vector_index(self) -> str: ...
+
+    @property
+    def store_id(self) -> str: ...
+
+    def overlay_access(self, records: Sequence[StoredRecord]) -> None: ...
+
+    def document_frequency(self, reader: PgReader, lexeme: str) -> int: ...
+
+    def corpus_stats(self, reader: PgReader) -> tuple[int, float]: ...
+
+    def fix_vector_width(self, conn: psycopg.Connection[Any], dimensions: int) -> None: ...
 
 
 def _now_ms() -> int:
@@ -113,7 +134,7 @@ def _bm25_idf(rows: int, hits: int) -> float:
 
 
 class PgReader(StoreReader):
-    def __init__(self, store: PostgresStore, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, store: StoreState, conn: psycopg.Connection[Any]) -> None:
         self._store = store
         self._conn = conn
         self._now = _now_ms()
@@ -389,7 +410,7 @@ class PgWriter(PgReader, StoreWriter):
     one multi-row statement each before the next statement of any kind (so every read
     sees them) and before commit. A batch costs a handful of round trips."""
 
-    def __init__(self, store: PostgresStore, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, store: StoreState, conn: psycopg.Connection[Any]) -> None:
         super().__init__(store, conn)
         self.events_appended = 0
         self.records_written = 0
