@@ -164,6 +164,8 @@ def test_the_public_names_are_pinned() -> None:
         "META_FIELDS",
         "AdapterContract",
         "AsyncAdapterContract",
+        "AsyncExtendedAdapterContract",
+        "ExtendedAdapterContract",
         "StandardTests",
         "as_entry",
         "as_hits",

@@ -20,6 +20,7 @@ from a2m_types.rest import (
     MAX_TOP_K,
     MEMORY_TYPES,
     Entry,
+    EntryList,
     EntryMetaWrite,
     EntryWrite,
     InvalidKey,
@@ -36,6 +37,8 @@ from a2m_types.rest import (
 from .errors import CapabilityNotSupported, InvalidParams
 
 __all__ = ["Change", "Layout", "QueryPlan", "Scope", "WatchState"]
+
+_DEFAULT_MAX_RECORDS = 1000
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class Layout:
     kind_of_tier: dict[str, str]
     capabilities: frozenset[str]
     max_recall_limit: int
+    max_records_per_call: int = _DEFAULT_MAX_RECORDS
 
     @classmethod
     def of(cls, description: DescribeResult) -> Layout:
@@ -68,6 +72,7 @@ class Layout:
                 kind_of_tier[tier.name] = tier.kind
         limits = description.limits
         maximum = limits.max_recall_limit if limits and limits.max_recall_limit else 1000
+        batch = limits.max_records_per_call if limits and limits.max_records_per_call else None
         capabilities = frozenset(description.capabilities)
         if "keys" not in capabilities:
             raise CapabilityNotSupported(
@@ -75,7 +80,39 @@ class Layout:
                 "'keys' capability; use a server that does",
                 data={"capability": "keys"},
             )
-        return cls(tier_for_kind, kind_of_tier, capabilities, maximum)
+        return cls(
+            tier_for_kind, kind_of_tier, capabilities, maximum, batch or _DEFAULT_MAX_RECORDS
+        )
+
+    def vectors(self) -> dict[str, Any]:
+        """The read option asking for vectors: entries always carry theirs (draft §6.1),
+        where the server keeps vectors."""
+        return {"embeddings": True} if "embeddings" in self.capabilities else {}
+
+
+def new_scope(
+    namespace: str, source_framework: str | None, agent: str | None, session: str | None
+) -> Scope:
+    """An adapter's identity, its namespace checked before anything is sent."""
+    return Scope(checked_namespace(namespace), source_framework, agent, session)
+
+
+def watched_namespace(own: str, namespace: str | None) -> str | None:
+    """The namespace a watch follows: ``None`` for every one (``"*"``)."""
+    if namespace == "*":
+        return None
+    return own if namespace is None else checked_namespace(namespace)
+
+
+def entry_page(entries: list[Entry], offset: int, limit: int) -> EntryList:
+    """The page of ``entries`` starting at ``offset``."""
+    window = entries[offset : offset + limit]
+    following = offset + len(window)
+    return EntryList(
+        entries=window,
+        total=len(entries),
+        next_offset=following if following < len(entries) else None,
+    )
 
 
 def _refuse(message: str) -> InvalidParams:

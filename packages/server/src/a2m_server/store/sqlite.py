@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from a2m_server.text import index_text
-from a2m_types import parse_timestamp, to_epoch_ms
 
+from ._sqlite_where import where_clause
 from .base import (
     EventRow,
     NewRecord,
@@ -40,29 +40,6 @@ from .vectors import VectorIndex
 __all__ = ["SQLiteStore"]
 
 log = logging.getLogger("a2m_server.store")
-
-# Record fields a ``where`` clause may name directly; anything else is a metadata key.
-_FIELD_COLUMNS = {
-    "id": "id",
-    "content": "content",
-    "role": "role",
-    "group": "grp",
-    "tier": "tier",
-    "owner": "owner",
-    "session": "session",
-    "key": "key",
-    "revision": "revision",
-    "uri": "uri",
-    "media_type": "media_type",
-    "salience": "salience",
-    "access_count": "access_count",
-}
-# Timestamp fields: a where value is their wire form, compared as epoch milliseconds.
-_TIME_COLUMNS = {
-    "created_at": "created_at",
-    "accessed_at": "accessed_at",
-    "updated_at": "updated_at",
-}
 
 _COLUMNS = (
     "rowid, id, content, created_at, updated_at, role, metadata, grp, tier, salience, "
@@ -117,10 +94,6 @@ def _row_to_record(row: Sequence[Any], *, with_vector: bool) -> StoredRecord:
     return record
 
 
-def _json_path(key: str) -> str:
-    return '$."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 class _Sql:
     """Accumulates a WHERE clause and its parameters."""
 
@@ -134,68 +107,6 @@ class _Sql:
 
     def text(self) -> str:
         return " AND ".join(self.clauses) if self.clauses else "1"
-
-
-_INT64 = range(-(2**63), 2**63)
-
-
-def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
-    """One ``where`` entry (§5.2): equality on a record field, else on a metadata key;
-    a list means any of its values."""
-    column = _FIELD_COLUMNS.get(name)
-    path = _json_path(name)
-    alternatives: list[str] = []
-    params: list[Any] = []
-    if name in _TIME_COLUMNS:
-        return _time_clause(_TIME_COLUMNS[name], expected)
-    for value in expected if isinstance(expected, list) else [expected]:
-        if isinstance(value, int) and not isinstance(value, bool) and value not in _INT64:
-            # SQLite holds such an integer (in JSON too) as a REAL; so compare one.
-            try:
-                value = float(value)
-            except OverflowError:
-                alternatives.append("0")  # beyond any stored number
-                continue
-        if column is not None:
-            if value is None:
-                alternatives.append(f"r.{column} IS NULL")
-            else:
-                alternatives.append(f"r.{column} = ?")
-                params.append(int(value) if isinstance(value, bool) else value)
-        elif value is None:
-            alternatives.append("coalesce(json_type(r.metadata, ?), 'null') = 'null'")
-            params.append(path)
-        elif isinstance(value, bool):
-            alternatives.append("json_type(r.metadata, ?) = ?")
-            params += [path, "true" if value else "false"]
-        else:
-            # json_extract reports true/false as 1/0 and containers as JSON text: only
-            # numbers and strings may compare equal to a scalar.
-            alternatives.append(
-                "(json_type(r.metadata, ?) IN ('integer', 'real', 'text') "
-                "AND json_extract(r.metadata, ?) = ?)"
-            )
-            params += [path, path, value]
-    return "(" + (" OR ".join(alternatives) or "0") + ")", params
-
-
-def _time_clause(column: str, expected: Any) -> tuple[str, list[Any]]:
-    alternatives: list[str] = []
-    params: list[Any] = []
-    for value in expected if isinstance(expected, list) else [expected]:
-        if value is None:
-            alternatives.append(f"r.{column} IS NULL")
-            continue
-        try:
-            moment = to_epoch_ms(parse_timestamp(value)) if isinstance(value, str) else None
-        except ValueError:
-            moment = None
-        if moment is None:
-            alternatives.append("0")  # not a timestamp: equal to none
-        else:
-            alternatives.append(f"r.{column} = ?")
-            params.append(moment)
-    return "(" + (" OR ".join(alternatives) or "0") + ")", params
 
 
 def _build_filter(where: RecordFilter, now: int) -> _Sql:
@@ -239,7 +150,7 @@ def _build_filter(where: RecordFilter, now: int) -> _Sql:
     if where.earned_at_least is not None:
         sql.add("r.access_count + r.salience >= ?", where.earned_at_least)
     for name, expected in (where.where or {}).items():
-        clause, params = _where_clause(name, expected)
+        clause, params = where_clause(name, expected)
         sql.add(clause, *params)
     for beneath in (where.key_under, where.key_child_of):
         if beneath is not None:

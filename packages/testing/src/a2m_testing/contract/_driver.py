@@ -78,6 +78,15 @@ class Handle:
     def delete(self, key: str) -> Call:
         return Call(self.target, "delete", (key,))
 
+    def write_many(self, entries: Sequence[Mapping[str, Any]]) -> Call:
+        return Call(self.target, "write_many", ([dict(entry) for entry in entries],))
+
+    def read_many(self, keys: Sequence[str], *, namespace: str | None = None) -> Call:
+        return Call(self.target, "read_many", (list(keys),), _given(namespace=namespace))
+
+    def delete_many(self, keys: Sequence[str]) -> Call:
+        return Call(self.target, "delete_many", (list(keys),))
+
 
 Scenario = Generator[Call, Any, None]
 """A contract check: yields calls, receives their results, asserts."""

@@ -1,0 +1,249 @@
+"""The batched adapter calls — ``write_many``, ``read_many``, ``delete_many`` — as flows
+(:mod:`._adapter_steps`) both adapters run: a batch is validated before anything is sent,
+many keys or ids are read with one ``memory/timeline`` (``where`` on ``key`` or ``id``),
+and each key's record is picked as ``memory/fetch`` would pick it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from a2m_types import Record, RecordInput
+from a2m_types.rest import Entry, EntryWrite
+
+from ._adapter_core import Layout, Scope, checked_namespace, entry_at, forget_by_key
+from ._adapter_steps import Flow, call
+from .errors import CapabilityNotSupported, InvalidParams
+
+__all__ = ["WRITE_FIELDS", "chunks", "delete_many", "entry_writes", "read_many", "write_many"]
+
+WRITE_FIELDS = frozenset({"key", "type", "value", "embedding", "meta"})
+"""What one entry of a batch may carry: the four-method ``write``'s arguments."""
+
+
+def _refuse(message: str) -> InvalidParams:
+    return InvalidParams(message + " (nothing was sent)")
+
+
+def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    """``items`` in consecutive slices of at most ``size``."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _fields(position: int, entry: Mapping[str, Any] | EntryWrite) -> dict[str, Any]:
+    if isinstance(entry, EntryWrite):
+        meta = entry.meta.model_dump(exclude_none=True) if entry.meta is not None else None
+        return {
+            "key": entry.key,
+            "type": entry.type,
+            "value": entry.value,
+            "embedding": entry.embedding,
+            "meta": meta,
+        }
+    if not isinstance(entry, Mapping):
+        raise _refuse(
+            f"entries[{position}] must be a mapping or an EntryWrite, not {type(entry).__name__}"
+        )
+    unknown = sorted(str(name) for name in set(entry) - WRITE_FIELDS)
+    if unknown:
+        raise _refuse(
+            f"entries[{position}] has unknown field(s) {', '.join(unknown)}; an entry carries "
+            f"{', '.join(sorted(WRITE_FIELDS))}"
+        )
+    missing = [name for name in ("key", "type", "value") if name not in entry]
+    if missing:
+        raise _refuse(f"entries[{position}] needs {', '.join(missing)}")
+    return dict(entry)
+
+
+def entry_writes(scope: Scope, entries: Iterable[Mapping[str, Any] | EntryWrite]) -> list[Any]:
+    """Every entry of a batch validated, provenance filled in, in order; the first invalid
+    one raises :class:`InvalidParams` naming its position, before anything is sent."""
+    if isinstance(entries, (str, bytes, Mapping)):
+        raise _refuse("write_many takes a sequence of entries, not a single entry")
+    writes = []
+    for position, entry in enumerate(entries):
+        fields = _fields(position, entry)
+        if not isinstance(fields["key"], str) or not isinstance(fields["type"], str):
+            raise _refuse(f"entries[{position}]: key and type must be strings")
+        meta = fields.get("meta")
+        if meta is not None and not isinstance(meta, Mapping):
+            raise _refuse(f"entries[{position}]: meta must be a mapping")
+        try:
+            writes.append(
+                scope.entry_write(
+                    fields["key"], fields["type"], fields["value"], fields.get("embedding"), meta
+                )
+            )
+        except InvalidParams as exc:
+            raise InvalidParams(f"entries[{position}]: {exc.message}") from None
+        except (TypeError, ValueError) as exc:
+            raise _refuse(f"entries[{position}]: {exc}") from None
+    return writes
+
+
+def records_for_writes(scope: Scope, layout: Layout, writes: Sequence[Any]) -> list[RecordInput]:
+    """The A2M records of a batch, one per distinct key: a key written twice keeps its last
+    write, as two writes one after the other would."""
+    last: dict[str, Any] = {}
+    for write in writes:
+        last.pop(write.key, None)  # re-insert: the record goes where its last write is
+        last[write.key] = write
+    return [scope.record_for_write(layout, write) for write in last.values()]
+
+
+def write_many(scope: Scope, layout: Layout, writes: Sequence[Any]) -> Flow[list[Entry]]:
+    """Write checked ``writes`` (from :func:`entry_writes`): check their keys, remember
+    them a chunk at a time, read them back."""
+    if not writes:
+        return []
+    records = records_for_writes(scope, layout, writes)
+    held = yield from _held(scope, layout, [r.key for r in records if r.key], vectors=False)
+    for write in writes:
+        conflict = scope.conflict(held.get(scope.address(write.key)[1]), write.key)
+        if conflict is not None:
+            raise conflict
+    ids: list[str] = []
+    for part in chunks(records, layout.max_records_per_call):
+        ids += (yield call("remember", list(part))).ids
+    stored = yield from _by_ids(scope, layout, ids, records)
+    return entries_in_order(stored, writes, scope.namespace, layout)
+
+
+def addresses(
+    scope: Scope, keys: Iterable[str], namespace: str | None
+) -> tuple[str, dict[str, str]]:
+    """(namespace, {A2M key: key}) for ``keys``, each checked before anything is sent."""
+    if isinstance(keys, (str, bytes)):
+        raise _refuse("keys must be a sequence of keys, not a single string")
+    where = scope.namespace if namespace is None else checked_namespace(namespace)
+    return where, {scope.address(key, where)[1]: key for key in keys}
+
+
+def read_many(
+    scope: Scope, layout: Layout, where: str, addressed: Mapping[str, str]
+) -> Flow[dict[str, Entry]]:
+    """The entries at the ``addressed`` A2M keys of namespace ``where``, by key."""
+    if not addressed:
+        return {}
+    held = yield from _held(scope, layout, list(addressed), vectors=True)
+    found = {}
+    for address, key in addressed.items():
+        entry = entry_at(held.get(address), where, layout)
+        if entry is not None:
+            found[key] = entry
+    return found
+
+
+def delete_many(scope: Scope, layout: Layout, addressed: Mapping[str, str]) -> Flow[int]:
+    """Delete the entries of this namespace at the ``addressed`` A2M keys; how many went."""
+    found = yield from read_many(scope, layout, scope.namespace, addressed)
+    return (yield from forget(list(found.values())))
+
+
+def forget(entries: Sequence[Entry]) -> Flow[int]:
+    """Delete ``entries``: one ``memory/forget`` by id, or one by key per entry on a
+    binding that cannot name records by id."""
+    if not entries:
+        return 0
+    forgotten: int = 0
+    try:
+        forgotten = (yield call("forget", ids=[entry.id for entry in entries])).forgotten
+    except CapabilityNotSupported:
+        for entry in entries:
+            forgotten += (yield call("forget", **forget_by_key(entry))).forgotten
+    return forgotten
+
+
+def _key_chunk(layout: Layout) -> int:
+    # Without owners a key holds one record, so L keys never fill a page of L. With owners
+    # one key may hold several: L - 1 keys fill a page of L only when some key does.
+    if "scopes" in layout.capabilities:
+        return max(1, layout.max_recall_limit - 1)
+    return layout.max_recall_limit
+
+
+def _held(
+    scope: Scope, layout: Layout, a2m_keys: list[str], *, vectors: bool
+) -> Flow[dict[str, Record]]:
+    """Each A2M key's record, as ``memory/fetch`` would pick it."""
+    extra = layout.vectors() if vectors else {}
+    records: list[Record] = []
+    try:
+        for part in chunks(a2m_keys, _key_chunk(layout)):
+            records += yield from _key_read(list(part), layout, extra)
+    except CapabilityNotSupported:  # a binding that cannot filter by key: one fetch each
+        records = []
+        for key in a2m_keys:
+            record = (yield call("fetch", key, **extra)).record
+            if record is not None:
+                records.append(record)
+    return by_key(records)
+
+
+def _key_read(keys: list[str], layout: Layout, extra: Mapping[str, Any]) -> Flow[list[Record]]:
+    limit = layout.max_recall_limit
+    records: list[Record] = (
+        yield call("timeline", where={"key": keys}, limit=limit, **extra)
+    ).records
+    if len(records) <= len(keys) or len(records) < limit or len(keys) == 1:
+        return records
+    # Owners share keys, and a full answer may have left older records out: ask in halves.
+    middle = len(keys) // 2
+    first = yield from _key_read(keys[:middle], layout, extra)
+    second = yield from _key_read(keys[middle:], layout, extra)
+    return first + second
+
+
+def _by_ids(
+    scope: Scope, layout: Layout, ids: list[str], records: Sequence[RecordInput]
+) -> Flow[list[Record]]:
+    """The records ``ids``, with vectors where the server keeps them."""
+    found: list[Record] = []
+    try:
+        for part in chunks(ids, layout.max_recall_limit):
+            params = {"where": {"id": list(part)}, "limit": len(part), **layout.vectors()}
+            found += (yield call("timeline", **params)).records
+    except CapabilityNotSupported:  # a binding that cannot filter by id: by key instead
+        held = yield from _held(scope, layout, [r.key for r in records if r.key], vectors=True)
+        found = list(held.values())
+    return found
+
+
+def _updated(record: Record) -> str:
+    stamp = (record.model_extra or {}).get("updated_at")
+    return stamp if isinstance(stamp, str) else ""
+
+
+def _rank(record: Record) -> tuple[bool, str]:
+    return (record.owner is None, _updated(record))
+
+
+def by_key(records: Iterable[Record]) -> dict[str, Record]:
+    """Each A2M key's record as ``memory/fetch`` (with no owner) picks it: the unowned
+    one, else the most recently written one (owners may share a key)."""
+    chosen: dict[str, Record] = {}
+    for record in records:
+        if record.key is None:
+            continue
+        held = chosen.get(record.key)
+        if held is None or _rank(record) >= _rank(held):
+            chosen[record.key] = record
+    return chosen
+
+
+def entries_in_order(
+    records: Iterable[Record], writes: Sequence[Any], namespace: str, layout: Layout
+) -> list[Entry]:
+    """The stored entry of each write, in the batch's order; a key deleted meanwhile by
+    someone else raises :class:`LookupError`."""
+    stored: dict[str, Entry] = {}
+    for record in records:
+        entry = entry_at(record, namespace, layout)
+        if entry is not None:
+            stored[entry.key] = entry
+    missing = [write.key for write in writes if write.key not in stored]
+    if missing:
+        raise LookupError(f"entries {missing[:5]!r} were deleted while they were being written")
+    return [stored[write.key] for write in writes]
