@@ -57,27 +57,25 @@ def _is_number(value: Any) -> bool:
 
 def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
     """One ``where`` entry (§5.2): equality on a record field, else on a metadata key;
-    a list means any of its values."""
+    a list means any of its values, gathered into one ``= ANY(array)`` so a long list
+    stays one condition (as the SQLite store gathers them into one ``IN``)."""
     if name in _TIME_COLUMNS:
         return _time_clause(_TIME_COLUMNS[name], expected)
     alternatives: list[str] = []
     params: list[Any] = []
+    scalars: list[Any] = []
     for value in expected if isinstance(expected, list) else [expected]:
         if name in _TEXT_COLUMNS:
-            column = _TEXT_COLUMNS[name]
             if value is None:
-                alternatives.append(f"r.{column} IS NULL")
+                alternatives.append(f"r.{_TEXT_COLUMNS[name]} IS NULL")
             elif isinstance(value, str):
-                alternatives.append(f"r.{column} = %s")
-                params.append(value)
+                scalars.append(value)
             # a number or a boolean never equals a text field
         elif name in _NUMBER_COLUMNS:
-            column = _NUMBER_COLUMNS[name]
             if value is None:
-                alternatives.append(f"r.{column} IS NULL")
+                alternatives.append(f"r.{_NUMBER_COLUMNS[name]} IS NULL")
             elif isinstance(value, (int, float)):
-                alternatives.append(f"r.{column}::numeric = %s::numeric")
-                params.append(str(int(value) if isinstance(value, bool) else value))
+                scalars.append(str(int(value) if isinstance(value, bool) else value))
         elif value is None:
             alternatives.append("coalesce(jsonb_typeof(r.meta -> %s), 'null') = 'null'")
             params.append(name)
@@ -85,11 +83,21 @@ def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
             alternatives.append("r.meta -> %s = %s::jsonb")
             params += [name, "true" if value else "false"]
         elif _is_number(value) or isinstance(value, str):
+            scalars.append(dump_json(value))
+    if scalars:
+        if name in _TEXT_COLUMNS:
+            alternatives.append(f"r.{_TEXT_COLUMNS[name]} = ANY(%s::text[])")
+            params.append(scalars)
+        elif name in _NUMBER_COLUMNS:
+            alternatives.append(f"r.{_NUMBER_COLUMNS[name]}::numeric = ANY(%s::numeric[])")
+            params.append(scalars)
+        else:
             # Containers and booleans never equal a scalar; numbers compare as numbers.
             alternatives.append(
-                "(jsonb_typeof(r.meta -> %s) IN ('number', 'string') AND r.meta -> %s = %s::jsonb)"
+                "(jsonb_typeof(r.meta -> %s) IN ('number', 'string') "
+                "AND r.meta -> %s = ANY(%s::jsonb[]))"
             )
-            params += [name, name, dump_json(value)]
+            params += [name, name, scalars]
     return "(" + (" OR ".join(alternatives) or "FALSE") + ")", params
 
 
