@@ -19,11 +19,13 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from a2m_server._web import PRINCIPAL_SCOPE_KEY as _PRINCIPAL_SCOPE_KEY
+from a2m_server._web import principal_of, utf8
 from a2m_server.auth import TokenMap
 from a2m_server.dispatch import encode, error_response
 from a2m_server.server import A2MServer
@@ -35,8 +37,6 @@ from a2m_types import (
     ErrorCode,
     is_compatible,
 )
-
-from . import utf8
 
 __all__ = [
     "CORS_ALLOWED_HEADERS",
@@ -58,7 +58,6 @@ CORS_ALLOWED_METHODS = ("POST", "GET", "DELETE")
 CORS_ALLOWED_HEADERS = ("Content-Type", "Authorization", PROTOCOL_HEADER)
 CORS_EXPOSED_HEADERS = (DELETED_COUNT_HEADER,)
 
-_PRINCIPAL_SCOPE_KEY = "a2m.principal"
 _ORIGIN = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$")
 
 
@@ -104,13 +103,6 @@ def create_app(
     )
     app.state.a2m_server = server
     return app
-
-
-def principal_of(request: HTTPConnection) -> str | None:
-    """The authenticated principal of a request or WebSocket that passed the gate (``None``
-    without auth)."""
-    principal = request.scope.get(_PRINCIPAL_SCOPE_KEY)
-    return principal if isinstance(principal, str) else None
 
 
 def _normalise_origin(origin: str) -> str:
