@@ -206,6 +206,8 @@ class PostgresStore(Store):
                 _HNSW_MAX_DIMENSIONS,
             )
             return
+        # The graph builds far faster when it fits in memory.
+        conn.execute("SET LOCAL maintenance_work_mem = '1GB'")
         conn.execute(
             f"CREATE INDEX IF NOT EXISTS record_vectors_hnsw ON record_vectors "
             f"USING hnsw (vec {_OPCLASS[self.metric]}) WITH (m = 16, ef_construction = 128)"
