@@ -10,7 +10,7 @@ from .base import StoreError
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["SCHEMA_VERSION", "MissingExtensionError", "migrate"]
+__all__ = ["MIGRATION_LOCK", "SCHEMA_VERSION", "MissingExtensionError", "migrate"]
 
 SCHEMA_VERSION = 1
 
@@ -88,7 +88,7 @@ _V1 = [
 _MIGRATIONS: dict[int, list[str]] = {1: _V1}
 
 # Serialises schema creation between processes opening a new database at once.
-_MIGRATION_LOCK = 0x4132_4D5F_5343_484D  # "A2M_SCHM"
+MIGRATION_LOCK = 0x4132_4D5F_5343_484D  # "A2M_SCHM"
 
 
 class MissingExtensionError(StoreError):
@@ -132,7 +132,7 @@ def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
     ``conn`` is in autocommit mode; the work runs in one transaction under an advisory
     lock, re-reading the version inside it."""
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         _ensure_vector(conn)
         found = _version(conn)
         if found > SCHEMA_VERSION:

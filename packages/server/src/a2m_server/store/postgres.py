@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from ._pg_access import PgReader, PgWriter
 from ._pg_adapt import configure
-from ._pg_schema import MissingExtensionError, migrate
+from ._pg_schema import MIGRATION_LOCK, MissingExtensionError, migrate
 from .base import Store, StoredRecord, StoreError, StoreReader, StoreWriter
 
 if TYPE_CHECKING:
@@ -188,6 +188,8 @@ class PostgresStore(Store):
         row = conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
         if row is not None and self.vector_index == "hnsw":
             with conn.transaction():
+                # One process builds the index; the others then find it there.
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
                 self._create_hnsw(conn, int(row[0]))
 
     def fix_vector_width(self, conn: psycopg.Connection[Any], dimensions: int) -> None:
@@ -206,8 +208,10 @@ class PostgresStore(Store):
                 _HNSW_MAX_DIMENSIONS,
             )
             return
-        # The graph builds far faster when it fits in memory.
+        # The graph builds far faster when it fits in memory; over a large store it takes
+        # minutes, which no statement timeout meant for calls should cut short.
         conn.execute("SET LOCAL maintenance_work_mem = '1GB'")
+        conn.execute("SET LOCAL statement_timeout = 0")
         conn.execute(
             f"CREATE INDEX IF NOT EXISTS record_vectors_hnsw ON record_vectors "
             f"USING hnsw (vec {_OPCLASS[self.metric]}) WITH (m = 16, ef_construction = 128)"
