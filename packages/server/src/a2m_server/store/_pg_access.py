@@ -69,10 +69,6 @@ class StoreState(Protocol):
 
     def overlay_access(self, records: Sequence[StoredRecord]) -> None: ...
 
-    def document_frequency(self, reader: PgReader, lexeme: str) -> int: ...
-
-    def corpus_stats(self, reader: PgReader) -> tuple[int, float]: ...
-
     def fix_vector_width(self, conn: psycopg.Connection[Any], dimensions: int) -> None: ...
 
 
@@ -234,13 +230,17 @@ class PgReader(StoreReader):
 
     # --- lexical ---------------------------------------------------------------------------
 
-    def document_frequency(self, lexeme: str) -> int:
-        """Records holding ``lexeme``, counted up to just past the posting budget."""
+    def term_statistics(self, lexemes: Sequence[str]) -> tuple[dict[str, int], int, float]:
+        """(records holding each lexeme, records, average tokens per record), exact."""
         rows = self._rows(
-            "SELECT count(*) FROM (SELECT 1 FROM records WHERE body @@ %s::tsquery LIMIT %s) s",
-            (tsquery([lexeme]), _POSTING_BUDGET + 1),
+            "SELECT lexeme, docs FROM term_stats WHERE lexeme = ANY(%s::text[]) "
+            "UNION ALL SELECT NULL, records FROM corpus_stats "
+            "UNION ALL SELECT NULL, tokens FROM corpus_stats",
+            (list(lexemes),),
         )
-        return int(rows[0][0])
+        frequency = {lexeme: int(docs) for lexeme, docs in rows[:-2] if lexeme is not None}
+        records, tokens = int(rows[-2][1]), int(rows[-1][1])
+        return frequency, records, max(tokens / records, 1.0) if records else 1.0
 
     def lexical(
         self,
@@ -254,9 +254,11 @@ class PgReader(StoreReader):
         if not lexemes or (limit is not None and limit <= 0):
             return []
         sql = build_filter(where, self._now)
-        frequency = {lexeme: self._store.document_frequency(self, lexeme) for lexeme in lexemes}
+        counts, records, average = self.term_statistics(lexemes)
+        frequency = {lexeme: counts.get(lexeme, 0) for lexeme in lexemes}
+        corpus = (records, average)
         if match_all:
-            return self._bm25(lexemes, frequency, sql, limit, match_all=True, recent=False)
+            return self._bm25(lexemes, frequency, corpus, sql, limit, match_all=True, recent=False)
         # The same max-document-frequency cut as SQLite's: rank over the rarest terms that
         # fit the posting budget, or over the most recent matches of the rarest alone.
         present = sorted((t for t in lexemes if frequency[t] > 0), key=lambda t: frequency[t])
@@ -270,19 +272,20 @@ class PgReader(StoreReader):
             kept.append(lexeme)
             postings += frequency[lexeme]
         recent = postings > _POSTING_BUDGET
-        return self._bm25(kept, frequency, sql, limit, match_all=False, recent=recent)
+        return self._bm25(kept, frequency, corpus, sql, limit, match_all=False, recent=recent)
 
     def _bm25(
         self,
         lexemes: list[str],
         frequency: Mapping[str, int],
+        corpus: tuple[int, float],
         sql: Sql,
         limit: int | None,
         *,
         match_all: bool,
         recent: bool,
     ) -> list[tuple[str, float]]:
-        rows, average = self._store.corpus_stats(self)
+        rows, average = corpus
         idf = [_bm25_idf(rows, frequency.get(lexeme, 0)) for lexeme in lexemes]
         match = tsquery(lexemes, match_all=match_all)
         window = f"ORDER BY r.rowid DESC LIMIT {_RECENT_WINDOW}" if recent else ""

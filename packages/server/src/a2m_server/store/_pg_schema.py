@@ -80,6 +80,53 @@ _V1 = [
         tier    text,
         payload text   NOT NULL
     )""",
+    # Term statistics for BM25, kept exact by triggers in the writing transaction: how
+    # many records hold each lexeme, and the corpus's size in records and tokens. A
+    # query reads its terms' counts in one indexed lookup, with no scan of the matches.
+    """CREATE TABLE term_stats (
+        lexeme text PRIMARY KEY,
+        docs   bigint NOT NULL
+    )""",
+    """CREATE TABLE corpus_stats (
+        only_row boolean PRIMARY KEY DEFAULT TRUE CHECK (only_row),
+        records  bigint NOT NULL,
+        tokens   bigint NOT NULL
+    )""",
+    "INSERT INTO corpus_stats (records, tokens) VALUES (0, 0)",
+    """CREATE FUNCTION a2m_count_terms(sign integer, lexemes text[], records bigint,
+                                       tokens bigint) RETURNS void LANGUAGE sql AS $$
+        INSERT INTO term_stats AS s (lexeme, docs)
+        SELECT lexeme, sign * count(*) FROM unnest(lexemes) AS lexeme GROUP BY lexeme
+        ON CONFLICT (lexeme) DO UPDATE SET docs = s.docs + excluded.docs;
+        UPDATE corpus_stats SET records = corpus_stats.records + sign * a2m_count_terms.records,
+            tokens = corpus_stats.tokens + sign * a2m_count_terms.tokens;
+    $$""",
+    """CREATE FUNCTION a2m_terms_added() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM a2m_count_terms(1,
+            (SELECT coalesce(array_agg(u.lexeme), '{}') FROM added, unnest(added.body) AS u),
+            (SELECT count(*) FROM added), (SELECT coalesce(sum(body_length), 0) FROM added));
+        RETURN NULL;
+    END $$""",
+    """CREATE FUNCTION a2m_terms_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM a2m_count_terms(-1,
+            (SELECT coalesce(array_agg(u.lexeme), '{}') FROM removed, unnest(removed.body) AS u),
+            (SELECT count(*) FROM removed), (SELECT coalesce(sum(body_length), 0) FROM removed));
+        RETURN NULL;
+    END $$""",
+    """CREATE FUNCTION a2m_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM a2m_count_terms(-1, tsvector_to_array(OLD.body), 1, OLD.body_length);
+        PERFORM a2m_count_terms(1, tsvector_to_array(NEW.body), 1, NEW.body_length);
+        RETURN NULL;
+    END $$""",
+    "CREATE TRIGGER records_terms_added AFTER INSERT ON records REFERENCING NEW TABLE AS added "
+    "FOR EACH STATEMENT EXECUTE FUNCTION a2m_terms_added()",
+    "CREATE TRIGGER records_terms_removed AFTER DELETE ON records REFERENCING OLD TABLE AS removed "
+    "FOR EACH STATEMENT EXECUTE FUNCTION a2m_terms_removed()",
+    "CREATE TRIGGER records_terms_changed AFTER UPDATE OF body ON records FOR EACH ROW "
+    "WHEN (OLD.body IS DISTINCT FROM NEW.body) EXECUTE FUNCTION a2m_terms_changed()",
     # The head of the log is a row, not a sequence: it moves only when its transaction
     # commits, so no reader can ever be handed a cursor past an event not yet visible.
     "INSERT INTO meta (key, value) VALUES ('event_head', '0')",

@@ -40,10 +40,6 @@ VectorIndexKind = Literal["exact", "hnsw"]
 # this many (as on SQLite).
 _ACCESS_FLUSH_SECONDS = 2.0
 _ACCESS_FLUSH_RECORDS = 1000
-# Cached term statistics are estimates; forgotten after this many writes or seconds.
-_STATS_WRITES = 5000
-_STATS_SECONDS = 30.0
-_STATS_SIZE = 100_000
 # HNSW indexes vectors of up to this many dimensions (pgvector's limit).
 _HNSW_MAX_DIMENSIONS = 2000
 _OPCLASS = {"cosine": "vector_cosine_ops", "dot": "vector_ip_ops", "l2": "vector_l2_ops"}
@@ -162,11 +158,6 @@ class PostgresStore(Store):
         self._access_lock = threading.Lock()
         self._pending_access: dict[str, tuple[int, int]] = {}
         self._pending_since: float | None = None
-        self._stats_lock = threading.Lock()
-        self._frequency: dict[str, int] = {}
-        self._corpus: tuple[int, float] | None = None
-        self._stats_writes = 0
-        self._stats_at = time.monotonic()
         self._listen_lock = threading.Lock()
         self._listeners: list[Callable[[], None]] = []
         self._listener: threading.Thread | None = None
@@ -279,50 +270,6 @@ class PostgresStore(Store):
                 _finish(conn, "ROLLBACK")
                 self._restore_pending_access(accesses)
                 raise
-            self._note_writes(writer.records_written)
-
-    # --- term statistics -----------------------------------------------------------------
-
-    def document_frequency(self, reader: PgReader, lexeme: str) -> int:
-        self._expire_stats()
-        cached = self._frequency.get(lexeme)
-        if cached is not None:
-            return cached
-        count = reader.document_frequency(lexeme)
-        with self._stats_lock:
-            if len(self._frequency) >= _STATS_SIZE:
-                self._frequency.clear()
-            self._frequency[lexeme] = count
-        return count
-
-    def corpus_stats(self, reader: PgReader) -> tuple[int, float]:
-        """(records, average tokens per record), for BM25."""
-        self._expire_stats()
-        corpus = self._corpus
-        if corpus is None:
-            rows = reader._rows("SELECT count(*), coalesce(avg(body_length), 0) FROM records")
-            count, average = int(rows[0][0]), float(rows[0][1])
-            corpus = self._corpus = (count, max(average, 1.0))
-        return corpus
-
-    def _expire_stats(self) -> None:
-        if time.monotonic() - self._stats_at > _STATS_SECONDS:
-            self._forget_stats()
-
-    def _forget_stats(self) -> None:
-        with self._stats_lock:
-            self._frequency.clear()
-            self._corpus = None
-            self._stats_writes = 0
-            self._stats_at = time.monotonic()
-
-    def _note_writes(self, count: int) -> None:
-        if not count:
-            return
-        self._stats_writes += count
-        # A small store changes shape with every write; a large one hardly notices.
-        if self._stats_writes >= _STATS_WRITES or self._corpus is None or self._corpus[0] < 10_000:
-            self._forget_stats()
 
     # --- access counts -------------------------------------------------------------------
 
