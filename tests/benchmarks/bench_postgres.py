@@ -28,11 +28,39 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from bench_server import DIMENSIONS, QUERIES, TOP_K, Corpus, fill, latency, rpc
+from bench_server import BATCH, DIMENSIONS, QUERIES, TOP_K, Corpus, latency, rpc
 from pg_support import ServeProcess
 
 from a2m_server import A2MServer
 from store_backends import PostgresServer
+
+_CENTRES = np.random.default_rng(42).standard_normal((256, DIMENSIONS))
+
+
+def clustered(seed: int, count: int) -> np.ndarray:
+    """Vectors shaped like real embeddings: 256 topics, each record near one of them.
+    (Independent gaussian vectors are the worst case for any approximate index: in 384
+    dimensions every point is about equally far from every other.)"""
+    rng = np.random.default_rng(seed)
+    return _CENTRES[rng.integers(0, len(_CENTRES), count)] + 0.6 * rng.standard_normal(
+        (count, DIMENSIONS)
+    )
+
+
+def fill(connection: Any, corpus: Corpus, start: int, stop: int, seed: int) -> float:
+    """Write records ``start``..``stop`` with text and clustered vectors in batches of 256;
+    returns seconds spent in calls."""
+    spent = 0.0
+    for offset in range(start, stop, BATCH):
+        size = min(BATCH, stop - offset)
+        records = [
+            {"content": corpus.sentence(), "tier": "episodic", "embedding": vector.tolist()}
+            for vector in clustered(seed + offset, size)
+        ]
+        started = time.perf_counter()
+        rpc(connection, "memory/remember", {"records": records})
+        spent += time.perf_counter() - started
+    return spent
 
 
 def rss_mb() -> float:
@@ -137,7 +165,7 @@ def main() -> None:
     if not os.environ["A2M_TEST_POSTGRES_URL"]:
         del os.environ["A2M_TEST_POSTGRES_URL"]
     postgres = PostgresServer()
-    probes = np.random.default_rng(99).standard_normal((QUERIES, DIMENSIONS))
+    probes = clustered(99, QUERIES)
     print(f"{args.records:,} records of text and 384-d vectors; {QUERIES} queries each")
     try:
         sqlite = measure_store("sqlite", str(workdir / "bench.db"), corpus, args.records, probes)

@@ -235,13 +235,17 @@ class PostgresStore(Store):
 
     @contextmanager
     def reading(self) -> Iterator[StoreReader]:
-        # Pipelined: BEGIN travels with the first query, COMMIT with the last sync.
-        with self._connection() as conn, conn.pipeline():
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        with self._connection() as conn:
             try:
-                yield PgReader(self, conn)
-            finally:
-                conn.execute("COMMIT")
+                # Pipelined: BEGIN travels with the first query, COMMIT with the last sync.
+                with conn.pipeline():
+                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    yield PgReader(self, conn)
+                    conn.execute("COMMIT")
+            except BaseException:
+                # Outside the pipeline: an aborted one would refuse the ROLLBACK.
+                _finish(conn, "ROLLBACK")
+                raise
 
     @contextmanager
     def writing(self) -> Iterator[StoreWriter]:
