@@ -24,7 +24,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -344,16 +344,31 @@ async def test_list_recursive_takes_in_the_namespaces_beneath(memory: Memory) ->
     assert set(listed(everything)) == {key for key in TREE if key[0].startswith("acme")}
 
 
-async def test_list_reaches_back_as_far_as_the_servers_recall_limit(memory: Memory) -> None:
-    """A2M's timeline has no offset, so one listing carries the newest ``max_recall_limit``
-    entries (documented on ``list``); it never invents a total it cannot see."""
+async def test_list_is_complete_past_the_servers_recall_limit(memory: Memory) -> None:
+    """A server paging by cursor lets a listing reach every entry, however few records
+    one call may carry: the total is exact and nothing is truncated."""
     adapter = memory.elsewhere(config=SMALL_RECALL).adapter("acme/wf-1")
     for number in range(5):
         await settle(adapter.write(f"k{number}", "semantic", number))
     page = await settle(adapter.list(limit=2))
-    assert (page.total, page.next_offset) == (3, 2)
+    assert (page.total, page.next_offset, page.truncated) == (5, 2, False)
+    every = await settle(adapter.list())
+    assert [entry.key for entry in every.entries] == ["k0", "k1", "k2", "k3", "k4"]
+
+
+async def test_list_reaches_back_as_far_as_a_plain_servers_recall_limit(memory: Memory) -> None:
+    """Without cursors, A2M's timeline has no offset, so one listing carries the newest
+    ``max_recall_limit`` entries (documented on ``list``); it never invents a total it
+    cannot see, and says it was truncated."""
+    plain = replace(SMALL_RECALL, timeline_cursor=False)
+    adapter = memory.elsewhere(config=plain).adapter("acme/wf-1")
+    for number in range(5):
+        await settle(adapter.write(f"k{number}", "semantic", number))
+    page = await settle(adapter.list(limit=2))
+    assert (page.total, page.next_offset, page.truncated) == (3, 2, True)
     every = await settle(adapter.list())
     assert [entry.key for entry in every.entries] == ["k2", "k3", "k4"]
+    assert every.truncated
 
 
 async def test_list_refuses_a_limit_or_offset_out_of_range(memory: Memory) -> None:

@@ -15,6 +15,7 @@ from a2m_types import (
     RecordInput,
     parse_timestamp,
 )
+from a2m_types.filters import matches
 from a2m_types.rest import (
     MAX_LIST_LIMIT,
     MAX_TOP_K,
@@ -34,6 +35,8 @@ from a2m_types.rest import (
     validate_namespace,
 )
 
+from ._adapter_where import split_where
+from ._core import Extensions
 from .errors import CapabilityNotSupported, InvalidParams
 
 __all__ = ["Change", "Layout", "QueryPlan", "Scope", "WatchState"]
@@ -61,6 +64,10 @@ class Layout:
     capabilities: frozenset[str]
     max_recall_limit: int
     max_records_per_call: int = _DEFAULT_MAX_RECORDS
+    cursor: bool = False
+    """``memory/timeline`` pages by keyset cursor (describe ``timeline.cursor``)."""
+    operators: frozenset[str] = frozenset()
+    """``where`` operators the server runs (describe ``where.operators``)."""
 
     @classmethod
     def of(cls, description: DescribeResult) -> Layout:
@@ -80,8 +87,15 @@ class Layout:
                 "'keys' capability; use a server that does",
                 data={"capability": "keys"},
             )
+        declared = Extensions.of(description)
         return cls(
-            tier_for_kind, kind_of_tier, capabilities, maximum, batch or _DEFAULT_MAX_RECORDS
+            tier_for_kind,
+            kind_of_tier,
+            capabilities,
+            maximum,
+            batch or _DEFAULT_MAX_RECORDS,
+            declared.cursor,
+            declared.operators,
         )
 
     def vectors(self) -> dict[str, Any]:
@@ -104,7 +118,9 @@ def watched_namespace(own: str, namespace: str | None) -> str | None:
     return own if namespace is None else checked_namespace(namespace)
 
 
-def entry_page(entries: list[Entry], offset: int, limit: int) -> EntryList:
+def entry_page(
+    entries: list[Entry], offset: int, limit: int, *, truncated: bool = False
+) -> EntryList:
     """The page of ``entries`` starting at ``offset``."""
     window = entries[offset : offset + limit]
     following = offset + len(window)
@@ -112,6 +128,7 @@ def entry_page(entries: list[Entry], offset: int, limit: int) -> EntryList:
         entries=window,
         total=len(entries),
         next_offset=following if following < len(entries) else None,
+        truncated=truncated,
     )
 
 
@@ -243,6 +260,8 @@ class QueryPlan:
     tags: tuple[str, ...]
     top_k: int
     vectors_later: bool
+    local_where: dict[str, Any] | None = None
+    """A ``where`` the server cannot run, matched here against each candidate."""
 
 
 def check_query(
@@ -273,10 +292,11 @@ def plan_query(
     tags: Sequence[str] | None,
     recursive: bool,
     namespace: str | None,
+    where_given: Mapping[str, Any] | None = None,
 ) -> QueryPlan:
     """The ``memory/recall`` call for a contract ``query`` (already checked)."""
     params: dict[str, Any] = {}
-    where: dict[str, Any] = {}
+    where, local_where = split_where(layout.operators, where_given)
     if text:
         params["query"] = text
     if embedding is not None:
@@ -294,13 +314,15 @@ def plan_query(
         params["key_prefix"] = ""
     if where:
         params["where"] = where
-    filtered = bool(tags) or exact is not None
+    filtered = bool(tags) or exact is not None or local_where is not None
     # Filtering here needs more candidates than top_k; their vectors would be wasted.
     params["limit"] = layout.max_recall_limit if filtered else top_k
     fetch_vectors = "embeddings" in layout.capabilities
     if fetch_vectors and not filtered:
         params["embeddings"] = True  # an entry carries its vector (draft §6.1)
-    return QueryPlan(params, exact, tuple(tags or ()), top_k, fetch_vectors and filtered)
+    return QueryPlan(
+        params, exact, tuple(tags or ()), top_k, fetch_vectors and filtered, local_where
+    )
 
 
 def _type_filter(layout: Layout, type: str, where: dict[str, Any]) -> dict[str, Any]:
@@ -321,6 +343,8 @@ def scored_entries(records: Iterable[Record], layout: Layout, plan: QueryPlan) -
     found: list[ScoredEntry] = []
     hint = plan.params.get("key_prefix") or None
     for record in records:
+        if plan.local_where is not None and not matches(plan.local_where, record.to_wire()):
+            continue
         entry = to_entry(record, layout, hint)
         if entry is None or not _wanted(entry, plan.exact, plan.tags):
             continue

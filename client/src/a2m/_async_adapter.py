@@ -11,6 +11,7 @@ from typing_extensions import Self
 from a2m_types.rest import Entry, EntryList, EntryWrite, ScoredEntry
 
 from . import _adapter_batch as batch
+from . import _adapter_paging as paging
 from ._adapter_core import (
     Change,
     Layout,
@@ -23,7 +24,6 @@ from ._adapter_core import (
     entry_at,
     entry_page,
     list_params,
-    listed_entries,
     new_scope,
     plan_query,
     scored_entries,
@@ -33,8 +33,11 @@ from ._adapter_core import (
     watched_namespace,
     with_vectors,
 )
+from ._adapter_paging import DEFAULT_PAGE_SIZE, AsyncEntryIterator, check_page_size
 from ._adapter_steps import drive_async
+from ._adapter_where import checked_where
 from ._async_client import AsyncA2MClient
+from .errors import InvalidParams
 
 __all__ = ["AsyncA2MAdapter"]
 
@@ -117,9 +120,12 @@ class AsyncA2MAdapter:
         tags: Sequence[str] | None = None,
         recursive: bool = False,
         namespace: str | None = None,
+        where: Mapping[str, Any] | None = None,
     ) -> list[ScoredEntry]:
-        """The ``top_k`` entries most similar to ``embedding`` and/or ``text``, best first."""
+        """The ``top_k`` entries most similar to ``embedding`` and/or ``text``, best first:
+        :meth:`A2MAdapter.query`'s twin, with the same calls."""
         check_query(embedding, type, top_k, text, namespace)
+        where = checked_where(where)
         layout = await self._known()
         plan = plan_query(
             layout,
@@ -131,6 +137,7 @@ class AsyncA2MAdapter:
             tags=tags,
             recursive=recursive,
             namespace=namespace,
+            where_given=where,
         )
         hits = scored_entries((await self.client.recall(**plan.params)).records, layout, plan)
         if plan.vectors_later and hits:
@@ -160,17 +167,68 @@ class AsyncA2MAdapter:
         offset: int = 0,
         recursive: bool = False,
         namespace: str | None = None,
+        where: Mapping[str, Any] | None = None,
+        cursor: str | None = None,
     ) -> EntryList:
-        """Entries of this namespace (or ``namespace``), oldest first, a page at a time."""
+        """Entries of this namespace (or ``namespace``), oldest first, a page at a time, by
+        offset or by cursor: :meth:`A2MAdapter.list`'s twin, with the same calls."""
         check_page(limit, offset)
         check_type(type)
-        where = self.namespace if namespace is None else checked_namespace(namespace)
+        where = checked_where(where)
+        if cursor is not None and offset:
+            raise InvalidParams("page by offset or by cursor, not both (nothing was sent)")
+        where_ns = self.namespace if namespace is None else checked_namespace(namespace)
         layout = await self._known()
-        result = await self.client.timeline(**list_params(layout, type=type, namespace=where))
-        entries = listed_entries(
-            result.records, layout, tags=tags, namespace=where, recursive=recursive
+        plan = paging.listing(
+            layout,
+            type=type,
+            tags=tags,
+            namespace=where_ns,
+            recursive=recursive,
+            where=where,
         )
-        return entry_page(entries, offset, limit)
+        if cursor is not None:
+            return await drive_async(paging.page_at(plan, layout, cursor, limit), self.client)
+        found = await drive_async(paging.complete(plan, layout), self.client)
+        return entry_page(found.entries, offset, limit, truncated=found.truncated)
+
+    def iter_entries(
+        self,
+        *,
+        type: str | None = None,
+        tags: Sequence[str] | None = None,
+        recursive: bool = False,
+        namespace: str | None = None,
+        where: Mapping[str, Any] | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> AsyncEntryIterator:
+        """Every entry, oldest first, a page at a time (``async for``):
+        :meth:`A2MAdapter.iter_entries`'s twin. Nothing is sent until iteration starts."""
+        check_type(type)
+        check_page_size(page_size)
+        where = checked_where(where)
+        where_ns = self.namespace if namespace is None else checked_namespace(namespace)
+
+        async def entries(iterator: AsyncEntryIterator) -> AsyncIterator[Entry]:
+            layout = await self._known()
+            plan = paging.listing(
+                layout, type=type, tags=tags, namespace=where_ns, recursive=recursive, where=where
+            )
+            size = min(page_size, layout.max_recall_limit)
+            position: str | None = ""
+            while position is not None:
+                flow = paging.page(plan, layout, position, size)
+                found = await drive_async(flow, self.client)
+                iterator.truncated = found.truncated
+                for entry in found.entries:
+                    yield entry
+                position = found.next_cursor
+
+        return AsyncEntryIterator(entries)
+
+    async def filter_operators(self) -> frozenset[str]:
+        """The ``where`` operators the server runs (empty: §5.2 equality only)."""
+        return (await self._known()).operators
 
     async def clear(self, *, type: str | None = None, tags: Sequence[str] | None = None) -> int:
         """Delete this namespace's entries (of ``type``, carrying ``tags``); returns how many."""

@@ -189,7 +189,7 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
 
     async def _call(self, call: core.Call[R], timeout: float | NotGiven | None) -> R:
         await self._negotiate(timeout)
-        core.gate(call, self._state.capabilities)
+        core.gate(call, self._state.capabilities, self._state.extensions)
         return await self._send(call, timeout)
 
     # --- negotiation -----------------------------------------------------------------------
@@ -204,7 +204,7 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
         call = core.prepare(core.DESCRIBE, {"protocol": PROTOCOL_VERSION, "owner": owner})
         if "owner" in call.params:
             await self._negotiate(timeout)
-            core.gate(call, self._state.capabilities)
+            core.gate(call, self._state.capabilities, self._state.extensions)
         return self._state.negotiated(core.check_version(await self._send(call, timeout)))
 
     @property
@@ -221,6 +221,17 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
         """Whether the server declares ``capability``, e.g. ``client.supports("keys")``;
         like :attr:`capabilities`, it needs a call first."""
         return capability in self.capabilities
+
+    async def filter_operators(self) -> frozenset[str]:
+        """The ``where`` operators the server declares (empty: §5.2 equality only),
+        negotiating first if need be."""
+        await self._negotiate(NOT_GIVEN)
+        return self._state.extensions.operators
+
+    async def pages_by_cursor(self) -> bool:
+        """Whether ``timeline`` pages by keyset cursor on this server."""
+        await self._negotiate(NOT_GIVEN)
+        return self._state.extensions.cursor
 
     # --- core ------------------------------------------------------------------------------
 
@@ -278,9 +289,11 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
         key_prefix: str | NotGiven | None = NOT_GIVEN,
         embeddings: bool | NotGiven | None = NOT_GIVEN,
         prompt: bool | PromptOptions | Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        cursor: str | NotGiven | None = NOT_GIVEN,
         timeout: float | NotGiven | None = NOT_GIVEN,
     ) -> TimelineResult:
-        """Records oldest first (§4.4); ``limit`` keeps the most recent ones."""
+        """Records oldest first (§4.4); ``limit`` keeps the most recent ones. With ``cursor``
+        the oldest ``limit`` records after it: :meth:`A2MClient.timeline`'s twin."""
         values = {
             "tier": tier,
             "limit": limit,
@@ -289,6 +302,7 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
             "key_prefix": key_prefix,
             "embeddings": embeddings,
             "prompt": prompt,
+            "cursor": cursor,
         }
         return await self._call(core.prepare(core.TIMELINE, values), timeout)
 
@@ -461,7 +475,7 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
         ``CapabilityNotSupported`` — use :meth:`watch`. A new subscription replaces the old."""
         call = core.prepare(core.SUBSCRIBE, {"kinds": kinds, "owner": owner})
         await self._negotiate(timeout)
-        core.gate(call, self._state.capabilities)
+        core.gate(call, self._state.capabilities, self._state.extensions)
         check_push(self._state, self._state.transport.supports_push)
         loop = asyncio.get_running_loop()
         subscription = AsyncSubscription(loop, self._close_subscription, callback)

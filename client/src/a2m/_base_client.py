@@ -42,6 +42,7 @@ class ClientState(Generic[TransportT, SubscriptionT, LockT]):
         """Serialises negotiation so concurrent first calls describe once."""
         self.description: DescribeResult | None = None
         self.capabilities: frozenset[str] = frozenset()
+        self.extensions = core.Extensions()
         self.ids = itertools.count(1)
         self.subscription: SubscriptionT | None = None
         self._subscription_lock = threading.Lock()
@@ -51,6 +52,7 @@ class ClientState(Generic[TransportT, SubscriptionT, LockT]):
         """Cache a (version-checked) describe result. ``core`` is mandatory (§2), so it
         counts as declared even if a server forgets to list it."""
         self.capabilities = frozenset(result.capabilities) | {"core"}
+        self.extensions = core.Extensions.of(result)
         self.description = result
         return result
 

@@ -183,7 +183,7 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
 
     def _call(self, call: core.Call[R], timeout: float | NotGiven | None) -> R:
         self._negotiate(timeout)
-        core.gate(call, self._state.capabilities)
+        core.gate(call, self._state.capabilities, self._state.extensions)
         return self._send(call, timeout)
 
     # --- negotiation -----------------------------------------------------------------------
@@ -198,7 +198,7 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
         call = core.prepare(core.DESCRIBE, {"protocol": PROTOCOL_VERSION, "owner": owner})
         if "owner" in call.params:
             self._negotiate(timeout)
-            core.gate(call, self._state.capabilities)
+            core.gate(call, self._state.capabilities, self._state.extensions)
         return self._state.negotiated(core.check_version(self._send(call, timeout)))
 
     @property
@@ -210,6 +210,17 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
     def supports(self, capability: str) -> bool:
         """Whether the server declares ``capability``, e.g. ``client.supports("keys")``."""
         return capability in self.capabilities
+
+    def filter_operators(self) -> frozenset[str]:
+        """The ``where`` operators the server declares (``$gte``…; empty: §5.2 equality
+        only), negotiating first if need be."""
+        self._negotiate(NOT_GIVEN)
+        return self._state.extensions.operators
+
+    def pages_by_cursor(self) -> bool:
+        """Whether ``timeline`` pages by keyset cursor on this server."""
+        self._negotiate(NOT_GIVEN)
+        return self._state.extensions.cursor
 
     # --- core ------------------------------------------------------------------------------
 
@@ -267,9 +278,13 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
         key_prefix: str | NotGiven | None = NOT_GIVEN,
         embeddings: bool | NotGiven | None = NOT_GIVEN,
         prompt: bool | PromptOptions | Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        cursor: str | NotGiven | None = NOT_GIVEN,
         timeout: float | NotGiven | None = NOT_GIVEN,
     ) -> TimelineResult:
-        """Records oldest first (§4.4); ``limit`` keeps the most recent ones."""
+        """Records oldest first (§4.4); ``limit`` keeps the most recent ones. With ``cursor``
+        (``""`` to start) the oldest ``limit`` records after it instead, and the result's
+        ``next_cursor`` — only against a server declaring ``timeline.cursor``
+        (:meth:`pages_by_cursor`); refused unsent otherwise."""
         values = {
             "tier": tier,
             "limit": limit,
@@ -278,6 +293,7 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
             "key_prefix": key_prefix,
             "embeddings": embeddings,
             "prompt": prompt,
+            "cursor": cursor,
         }
         return self._call(core.prepare(core.TIMELINE, values), timeout)
 
@@ -446,7 +462,7 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
         ``CapabilityNotSupported`` — use :meth:`watch`. A new subscription replaces the old."""
         call = core.prepare(core.SUBSCRIBE, {"kinds": kinds, "owner": owner})
         self._negotiate(timeout)
-        core.gate(call, self._state.capabilities)
+        core.gate(call, self._state.capabilities, self._state.extensions)
         check_push(self._state, self._state.transport.supports_push)
         subscription = Subscription(self._close_subscription, callback)
         # Registered before the request leaves, so no event pushed meanwhile is lost.

@@ -44,6 +44,7 @@ from a2m_types import (
     UnsubscribeResult,
     WireModel,
     field_capabilities,
+    filters,
     is_compatible,
     new_id,
 )
@@ -221,6 +222,14 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
             method=spec.name,
             data=exc.errors(include_url=False, include_context=False, include_input=False),
         ) from None
+    where = params.get("where")
+    if where is not None:
+        try:
+            filters.parse(where)
+        except filters.FilterError as exc:
+            raise InvalidParams(
+                f"{exc} (nothing was sent)", method=spec.name, data={"field": exc.field}
+            ) from None
     return Call(method, params, _idempotent(spec, params))
 
 
@@ -294,9 +303,39 @@ def _refuse(method: str, capability: str, what: str) -> CapabilityNotSupported:
     )
 
 
-def gate(call: Call[Any], capabilities: frozenset[str]) -> None:
+@dataclass(frozen=True)
+class Extensions:
+    """What a server declares beyond the capabilities: keyset paging on
+    ``memory/timeline`` (describe ``timeline.cursor``) and ``where`` operators (describe
+    ``where.operators``). Nothing, until a describe says otherwise."""
+
+    cursor: bool = False
+    operators: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, result: DescribeResult) -> Extensions:
+        """The extensions ``result`` declares."""
+        cursor = result.timeline is not None and result.timeline.cursor
+        operators = frozenset(result.where.operators) if result.where is not None else frozenset()
+        return cls(bool(cursor), operators & frozenset(filters.OPERATORS))
+
+
+def _refuse_extension(method: str, extension: str, what: str) -> CapabilityNotSupported:
+    return CapabilityNotSupported(
+        f"{what} needs a server declaring {extension} in describe, which this one does not "
+        "(nothing was sent)",
+        method=method,
+        data={"extension": extension},
+    )
+
+
+def gate(
+    call: Call[Any], capabilities: frozenset[str], extensions: Extensions | None = None
+) -> None:
     """Raise :class:`CapabilityNotSupported` if ``call`` uses anything the server did not
-    declare (see the module docstring for the rule)."""
+    declare (see the module docstring for the rule): a capability, or an extension — a
+    server that does not know ``cursor`` would ignore it (§2) and answer a different
+    question, and one without operators would read ``{"$gt": 3}`` as an object to equal."""
     spec = call.method.spec
     if spec.capability not in capabilities:
         raise _refuse(spec.name, spec.capability, spec.name)
@@ -309,6 +348,14 @@ def gate(call: Call[Any], capabilities: frozenset[str]) -> None:
             for key, capability in _RECORD_CAPABILITIES:
                 if capability not in capabilities and _asks(record.get(key)):
                     raise _refuse(spec.name, capability, f"records[{index}].{key}")
+    declared = extensions or Extensions()
+    if spec.name == "memory/timeline" and params.get("cursor") is not None and not declared.cursor:
+        raise _refuse_extension(spec.name, "timeline.cursor", "the 'cursor' parameter")
+    where = params.get("where")
+    if isinstance(where, Mapping) and filters.uses_extension(where):
+        used = {op for value in where.values() if isinstance(value, Mapping) for op in value}
+        if not declared.operators or not used <= declared.operators:
+            raise _refuse_extension(spec.name, "where.operators", "a where with operators")
 
 
 def check_version(result: DescribeResult) -> DescribeResult:

@@ -28,6 +28,7 @@ from typing_extensions import Self
 from a2m_types.rest import Entry, EntryList, EntryWrite, ScoredEntry
 
 from . import _adapter_batch as batch
+from . import _adapter_paging as paging
 from ._adapter_core import (
     Change,
     Layout,
@@ -40,7 +41,6 @@ from ._adapter_core import (
     entry_at,
     entry_page,
     list_params,
-    listed_entries,
     new_scope,
     plan_query,
     scored_entries,
@@ -50,15 +50,28 @@ from ._adapter_core import (
     watched_namespace,
     with_vectors,
 )
+from ._adapter_paging import (
+    DEFAULT_PAGE_SIZE,
+    MAX_CALLS_PER_PAGE,
+    AsyncEntryIterator,
+    EntryIterator,
+    check_page_size,
+)
 from ._adapter_steps import drive
+from ._adapter_where import checked_where
 from ._async_adapter import AsyncA2MAdapter
 from ._client import A2MClient
+from .errors import InvalidParams
 
 __all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "MAX_CALLS_PER_PAGE",
     "A2MAdapter",
     "AsyncA2MAdapter",
+    "AsyncEntryIterator",
     "Change",
     "Entry",
+    "EntryIterator",
     "EntryList",
     "EntryWrite",
     "ScoredEntry",
@@ -166,13 +179,18 @@ class A2MAdapter:
         tags: Sequence[str] | None = None,
         recursive: bool = False,
         namespace: str | None = None,
+        where: Mapping[str, Any] | None = None,
     ) -> list[ScoredEntry]:
         """The ``top_k`` entries most similar to ``embedding`` and/or ``text``, best first.
 
         Searches every namespace, or only ``namespace`` (with its children when
-        ``recursive``); ``type`` and ``tags`` (all must match) narrow it. Scores rank
-        within this one call only (§5.3)."""
+        ``recursive``); ``type``, ``tags`` (all must match) and ``where`` (record fields and
+        metadata, operators included: ``docs/adapters.md``) narrow it. Scores rank within
+        this one call only (§5.3). One ``memory/recall``; a second, ``memory/timeline``,
+        fetches the winners' vectors when ``tags``, an exact ``namespace`` or a ``where``
+        the server cannot run were filtered here, from ``max_recall_limit`` candidates."""
         check_query(embedding, type, top_k, text, namespace)
+        where = checked_where(where)
         layout = self._known()
         plan = plan_query(
             layout,
@@ -184,6 +202,7 @@ class A2MAdapter:
             tags=tags,
             recursive=recursive,
             namespace=namespace,
+            where_given=where,
         )
         hits = scored_entries(self.client.recall(**plan.params).records, layout, plan)
         if plan.vectors_later and hits:
@@ -216,17 +235,82 @@ class A2MAdapter:
         offset: int = 0,
         recursive: bool = False,
         namespace: str | None = None,
+        where: Mapping[str, Any] | None = None,
+        cursor: str | None = None,
     ) -> EntryList:
         """Entries of this namespace (or ``namespace``; with children when ``recursive``),
-        oldest first, a page at a time. A2M's timeline has no offset, so a listing reaches
-        back as far as the server's ``max_recall_limit`` newest records."""
+        oldest first, a page at a time; ``type``, ``tags`` and ``where`` narrow them.
+
+        By ``offset`` (``cursor=None``): the page of the complete listing, with its exact
+        ``total`` — ``⌈n/L⌉`` ``memory/timeline`` calls on a server paging by cursor; on
+        any other one call carrying the newest ``L`` records, and ``truncated`` set when
+        that cap was reached (``L`` = ``max_recall_limit``).
+
+        By ``cursor`` (``""`` for the first page, then each page's ``next_cursor`` until it
+        is ``None``): stable while others write — no entry twice, none missed — in one
+        ``memory/timeline`` a page, at most :data:`MAX_CALLS_PER_PAGE` when filtering here
+        leaves it short (a page may hold fewer than ``limit``; only ``next_cursor=None``
+        ends the listing). ``total`` then counts the page."""
         check_page(limit, offset)
         check_type(type)
-        where = self.namespace if namespace is None else checked_namespace(namespace)
+        where = checked_where(where)
+        if cursor is not None and offset:
+            raise InvalidParams("page by offset or by cursor, not both (nothing was sent)")
+        where_ns = self.namespace if namespace is None else checked_namespace(namespace)
         layout = self._known()
-        records = self.client.timeline(**list_params(layout, type=type, namespace=where)).records
-        entries = listed_entries(records, layout, tags=tags, namespace=where, recursive=recursive)
-        return entry_page(entries, offset, limit)
+        plan = paging.listing(
+            layout,
+            type=type,
+            tags=tags,
+            namespace=where_ns,
+            recursive=recursive,
+            where=where,
+        )
+        if cursor is not None:
+            return drive(paging.page_at(plan, layout, cursor, limit), self.client)
+        found = drive(paging.complete(plan, layout), self.client)
+        return entry_page(found.entries, offset, limit, truncated=found.truncated)
+
+    def iter_entries(
+        self,
+        *,
+        type: str | None = None,
+        tags: Sequence[str] | None = None,
+        recursive: bool = False,
+        namespace: str | None = None,
+        where: Mapping[str, Any] | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> EntryIterator:
+        """Every entry of this namespace (or ``namespace``), oldest first, as ``list`` by
+        cursor selects them, fetched ``page_size`` records a ``memory/timeline`` call as
+        iteration goes: complete and stable on a server paging by cursor. On any other,
+        one call carries the newest ``max_recall_limit`` records, and the iterator's
+        ``truncated`` is set once exhausted if that cap was reached. Nothing is sent
+        until iteration starts."""
+        check_type(type)
+        check_page_size(page_size)
+        where = checked_where(where)
+        where_ns = self.namespace if namespace is None else checked_namespace(namespace)
+
+        def entries(iterator: EntryIterator) -> Iterator[Entry]:
+            layout = self._known()
+            plan = paging.listing(
+                layout, type=type, tags=tags, namespace=where_ns, recursive=recursive, where=where
+            )
+            size = min(page_size, layout.max_recall_limit)
+            position: str | None = ""
+            while position is not None:
+                found = drive(paging.page(plan, layout, position, size), self.client)
+                iterator.truncated = found.truncated
+                yield from found.entries
+                position = found.next_cursor
+
+        return EntryIterator(entries)
+
+    def filter_operators(self) -> frozenset[str]:
+        """The ``where`` operators the server runs (empty: §5.2 equality only; the adapter
+        then matches operator filters itself, with :func:`a2m.filters.matches`)."""
+        return self._known().operators
 
     def clear(self, *, type: str | None = None, tags: Sequence[str] | None = None) -> int:
         """Delete this namespace's entries (of ``type``, carrying ``tags``); returns how many."""

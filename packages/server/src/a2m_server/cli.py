@@ -131,6 +131,12 @@ def _common_options(parser: argparse.ArgumentParser, *, default_log_level: str) 
     parser.add_argument("--config", metavar="FILE", help="TOML configuration file")
     parser.add_argument("--read-only", action="store_true", default=None, help="refuse every write")
     parser.add_argument(
+        "--exact-ranking",
+        action="store_true",
+        default=None,
+        help="rank every lexical match by exact BM25, not within the posting budget (slower)",
+    )
+    parser.add_argument(
         "--capabilities",
         metavar="LIST",
         help=f"comma-separated capabilities to declare (default: all: {','.join(CAPABILITIES)})",
@@ -186,6 +192,8 @@ def _config(args: argparse.Namespace) -> ServerConfig:
     try:
         if args.read_only is not None:
             config = dataclasses.replace(config, read_only=args.read_only)
+        if args.exact_ranking is not None:
+            config = dataclasses.replace(config, exact_ranking=args.exact_ranking)
         if args.capabilities is not None:
             names = [name.strip() for name in args.capabilities.split(",") if name.strip()]
             if not names:

@@ -107,6 +107,16 @@ class ServerConfig:
     """Most source records one summarize call reads."""
     reinforce_amount: float = 1.0
     """Salience added by reinforce when no amount is given."""
+    timeline_cursor: bool = True
+    """Page ``memory/timeline`` by keyset cursor (declared in describe as
+    ``timeline.cursor``); off, the server answers as a plain 0.1 server, ignoring it."""
+    where_operators: bool = True
+    """Run operator filters and nested ``metadata.`` paths in ``where`` (declared in
+    describe as ``where.operators``); off, ``where`` is §5.2 equality only."""
+    exact_ranking: bool = False
+    """Rank every lexical match by exact BM25 instead of within the posting budget: the
+    same order on stores where some query word is rare, much slower where every query
+    word is in a large share of the records (``tests/benchmarks/bench_quality.py``)."""
 
     def __post_init__(self) -> None:
         unknown = set(self.capabilities) - set(CAPABILITIES)

@@ -1,7 +1,16 @@
 """Ranking (§5): lexical relevance and vector similarity blended with salience and recency
 into one score in [0, 1], in descending order.
 
-Relevance decides; salience and recency only reorder records of similar relevance."""
+Relevance decides; salience and recency only reorder records of similar relevance:
+
+    score = relevance * (RELEVANCE_SHARE + RECENCY_SHARE * recency + SALIENCE_SHARE * s)
+
+where ``recency`` halves every tier half-life and ``s = 1 - exp(-salience)``. Relevance
+is BM25 over the best BM25 among the candidates for a text query, the vector similarity
+for a vector query, and for both at once reciprocal rank fusion (Cormack et al. 2009):
+``sum(1 / (RRF_K + rank))`` over the lexical and vector rankings, over its largest
+possible value ``2 / (RRF_K + 1)``, so a record near the top of both lists beats one at
+the top of a single list, and neither signal's scale can drown the other's."""
 
 from __future__ import annotations
 
@@ -11,12 +20,13 @@ from dataclasses import dataclass
 
 __all__ = ["Candidate", "blend", "by_recency", "recency_score"]
 
-# Weights of the blend: relevance carries 80% of the score, recency and salience 10% each.
-_RELEVANCE_SHARE = 0.8
-_RECENCY_SHARE = 0.1
-_SALIENCE_SHARE = 0.1
-# When a query has both words and a vector, each counts half.
-_LEXICAL_WEIGHT = 0.5
+# Weights of the blend, tuned on the tuning half of the memory-QA set
+# (tests/benchmarks/recall_quality/tune.py).
+RELEVANCE_SHARE = 0.9
+RECENCY_SHARE = 0.05
+SALIENCE_SHARE = 0.05
+# The usual constant of reciprocal rank fusion: ranks past a few dozen count little.
+RRF_K = 60
 # Recency of records in tiers without a half-life, and of empty-query results.
 DEFAULT_HALF_LIFE_S = 30 * 86400.0
 
@@ -56,26 +66,56 @@ def blend(
 ) -> list[tuple[Candidate, float]]:
     """Score every candidate and sort best first (ties: newer first)."""
     best_lexical = max((c.lexical or 0.0 for c in candidates), default=0.0)
+    fused = use_lexical and use_vector
+    lexical_rank = _ranks(candidates, "lexical") if fused else {}
+    vector_rank = _ranks(candidates, "similarity") if fused else {}
+    best_fused = 2.0 / (RRF_K + 1)
 
     def relevance(c: Candidate) -> float:
-        lexical = (c.lexical or 0.0) / best_lexical if best_lexical > 0 else 0.0
-        vector = c.similarity or 0.0
-        if use_lexical and use_vector:
-            return _LEXICAL_WEIGHT * lexical + (1 - _LEXICAL_WEIGHT) * vector
-        return lexical if use_lexical else vector
+        if fused:
+            total = 0.0
+            for ranks in (lexical_rank, vector_rank):
+                rank = ranks.get(c.id)
+                if rank is not None:
+                    total += 1.0 / (RRF_K + rank)
+            return total / best_fused
+        if use_lexical:
+            return (c.lexical or 0.0) / best_lexical if best_lexical > 0 else 0.0
+        return c.similarity or 0.0
+
+    relevance_share, recency_share, salience_share = (
+        RELEVANCE_SHARE,
+        RECENCY_SHARE,
+        SALIENCE_SHARE,
+    )
 
     def score(c: Candidate) -> float:
         recency = recency_score(c.created_at, now, half_lives.get(c.tier))
         modifier = (
-            _RELEVANCE_SHARE
-            + _RECENCY_SHARE * recency
-            + _SALIENCE_SHARE * _salience_score(c.salience)
+            relevance_share + recency_share * recency + salience_share * _salience_score(c.salience)
         )
         return min(max(relevance(c) * modifier, 0.0), 1.0)
 
     scored = [(c, round(score(c), 6)) for c in candidates]
     scored.sort(key=_order_key)
     return scored
+
+
+def _ranks(candidates: Sequence[Candidate], signal: str) -> dict[str, int]:
+    """1-based competition ranks ("1, 1, 3") of the candidates that have ``signal``: equal
+    values share a rank, so an arbitrary tie-break cannot decide a fusion."""
+    values = sorted(
+        ((getattr(c, signal), c.id) for c in candidates if getattr(c, signal) is not None),
+        key=lambda item: -item[0],
+    )
+    ranks: dict[str, int] = {}
+    previous: float | None = None
+    rank = 0
+    for position, (value, candidate_id) in enumerate(values, start=1):
+        if value != previous:
+            rank, previous = position, value
+        ranks[candidate_id] = rank
+    return ranks
 
 
 def _order_key(item: tuple[Candidate, float]) -> tuple[float, int, str]:

@@ -23,6 +23,7 @@ from .errors import ProtocolError
 from .protocol import CallContext, Protocol
 from .protocol.handlers import HANDLERS
 from .store import Store, open_store
+from .store._fts import POSTING_BUDGET
 
 __all__ = ["A2MServer", "Connection", "NotificationHandler", "Transport"]
 
@@ -57,6 +58,7 @@ class A2MServer:
             metric=self.config.metric,
             event_retention=self.config.event_retention,
             vector_index=vector_index,
+            posting_budget=None if self.config.exact_ranking else POSTING_BUDGET,
         )
         self._owns_store = store is None
         self.protocol = Protocol(self.config, self.store, HANDLERS)

@@ -56,7 +56,7 @@ def summarize(
     document_frequency: Counter[str] = Counter()
     for source, (_, content) in enumerate(sources):
         found = [
-            _Sentence(text, source, position, frozenset(query_terms(text)))
+            _Sentence(text, source, position, frozenset(query_terms(text, keep_stop_words=True)))
             for position, text in enumerate(_split_sentences(content))
         ]
         document_frequency.update(frozenset(t for s in found for t in s.terms))

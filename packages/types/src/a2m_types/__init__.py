@@ -19,6 +19,8 @@ from .describe import (
     SummarizeInfo,
     TierInfo,
     TierKind,
+    TimelineInfo,
+    WhereInfo,
 )
 from .errors import ErrorCode, RpcError
 from .events import (
@@ -199,6 +201,7 @@ __all__ = [
     "SummarizeResult",
     "TierInfo",
     "TierKind",
+    "TimelineInfo",
     "TimelineParams",
     "TimelineResult",
     "Timestamp",
@@ -206,6 +209,7 @@ __all__ = [
     "UnsubscribeParams",
     "UnsubscribeResult",
     "Where",
+    "WhereInfo",
     "WireModel",
     "WrittenEvent",
     "a2m_code_for",

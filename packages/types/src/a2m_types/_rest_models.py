@@ -318,6 +318,12 @@ class EntryList(WireModel):
     """Matching entries, ignoring pagination."""
     next_offset: int | None = None
     """The ``offset`` of the next page, or ``None`` on the last one."""
+    next_cursor: str | None = None
+    """Paging by ``cursor`` (an addition to the draft): the next page's cursor, or ``None``
+    on the last one. ``total`` then counts this page only."""
+    truncated: bool = False
+    """The listing stopped at the server's cap (a server that cannot page), not at its end:
+    older entries may exist that it does not show."""
 
 
 class QueryRequest(Params):

@@ -130,6 +130,25 @@ class EmbeddingsInfo(WireModel):
     """Every comparison this store could be configured for."""
 
 
+class TimelineInfo(WireModel):
+    """The ``timeline`` object: extensions of ``memory/timeline`` this server offers. An
+    addition to 0.1 that old clients ignore (§2); a client sends ``cursor`` only to a
+    server declaring ``cursor: true``, since any other would ignore it (§2) and answer
+    with the newest records instead."""
+
+    cursor: bool = False
+    """``memory/timeline`` pages forward by keyset cursor (``cursor`` / ``next_cursor``)."""
+
+
+class WhereInfo(WireModel):
+    """The ``where`` object: the filter language beyond §5.2's equality this server runs
+    (:mod:`a2m_types.filters`). An addition to 0.1 that old clients ignore (§2)."""
+
+    operators: list[str] = Field(default_factory=list)
+    """Operators accepted in an operator object, e.g. ``$gte``; nested ``metadata.``
+    paths come with them."""
+
+
 class DescribeResult(WireModel):
     """The result of ``memory/describe``."""
 
@@ -153,3 +172,7 @@ class DescribeResult(WireModel):
     """Present with ``prompt``."""
     embeddings: EmbeddingsInfo | None = None
     """Present with ``embeddings``."""
+    timeline: TimelineInfo | None = None
+    """Extensions of ``memory/timeline`` (keyset paging), when offered."""
+    where: WhereInfo | None = None
+    """Filter operators beyond equality, when offered."""

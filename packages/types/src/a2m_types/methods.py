@@ -92,7 +92,7 @@ class RecallParams(Params):
     limit: Count | None = None
     """Most records to return."""
     where: Where | None = None
-    """Equality filter on fields, then metadata (§5.2)."""
+    """Equality filter on fields, then metadata (§5.2); operators where declared."""
     min_score: float | None = Field(default=None, allow_inf_nan=False)
     """Drop results scoring below this (server-relative)."""
     owner: str | None = capability_field("scopes")
@@ -128,10 +128,17 @@ class TimelineParams(Params):
     key_prefix: str | None = capability_field("keys")
     embeddings: bool | None = capability_field("embeddings")
     prompt: PromptOption | None = capability_field("prompt")
+    cursor: str | None = Field(default=None, max_length=1024)
+    """Page forward instead: the oldest ``limit`` records after this position (``""``:
+    from the oldest), with ``next_cursor`` in the result. Only for a server declaring
+    ``timeline.cursor``; any other ignores it (§2)."""
 
 
 class TimelineResult(RecallResult):
     """Records in ascending ``created_at``."""
+
+    next_cursor: str | None = None
+    """With ``cursor``: the cursor of the next page, or null when this page is the last."""
 
 
 class ForgetParams(Params):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AllowInfNan, Field
+from pydantic import AllowInfNan, Field, WithJsonSchema
 
 from ._base import Count, Params, WireModel, capability_field
 from ._time import Timestamp
@@ -23,9 +23,39 @@ __all__ = [
 JsonScalar = str | int | float | bool | None
 """A JSON value that is not an array or an object."""
 
-Where = dict[str, JsonScalar | list[JsonScalar]]
-"""Equality tests against record fields, falling back to metadata keys (§5.2);
-a list means "any of"."""
+_SCALAR_SCHEMA: dict[str, Any] = {
+    "anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}]
+}
+_ORDERED_SCHEMA: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "number"}]}
+_LIST_SCHEMA: dict[str, Any] = {"type": "array", "minItems": 1, "items": _SCALAR_SCHEMA}
+OPERATOR_OBJECT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "minProperties": 1,
+    "additionalProperties": False,
+    "properties": {
+        "$eq": _SCALAR_SCHEMA,
+        "$ne": _SCALAR_SCHEMA,
+        "$gt": _ORDERED_SCHEMA,
+        "$gte": _ORDERED_SCHEMA,
+        "$lt": _ORDERED_SCHEMA,
+        "$lte": _ORDERED_SCHEMA,
+        "$in": _LIST_SCHEMA,
+        "$nin": _LIST_SCHEMA,
+        "$exists": {"type": "boolean"},
+    },
+    "description": "Operators that must all hold (a2m_types.filters); only for a server "
+    "declaring where.operators.",
+}
+"""The JSON Schema of an operator object; its checks run in :func:`a2m_types.filters.parse`,
+which names the offending key."""
+
+OperatorObject = Annotated[dict[str, Any], WithJsonSchema(OPERATOR_OBJECT_SCHEMA)]
+"""``{"$gte": 3, "$lt": 10}``: validated by :func:`a2m_types.filters.parse`."""
+
+Where = dict[str, JsonScalar | list[JsonScalar] | OperatorObject]
+"""Equality tests against record fields, falling back to metadata keys (§5.2); a list
+means "any of". An object of operators (``{"$gte": 3}``) and a nested ``metadata.`` path
+need a server declaring them (describe ``where.operators``; :mod:`a2m_types.filters`)."""
 
 Role = str
 """Who produced a record: user, assistant, tool, system, memory, or any other value."""

@@ -10,10 +10,13 @@ carries the REST error body (``{"code", "message"}``)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.to_thread
 from starlette.applications import Starlette
@@ -57,6 +60,33 @@ WELL_KNOWN_PATH = "/.well-known/a2m-server.json"
 CORS_ALLOWED_METHODS = ("POST", "GET", "DELETE")
 CORS_ALLOWED_HEADERS = ("Content-Type", "Authorization", PROTOCOL_HEADER)
 CORS_EXPOSED_HEADERS = (DELETED_COUNT_HEADER,)
+
+_BODY_SCOPE_KEY = "a2m.body"
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+# As many worker threads as anyio's default limiter allows.
+_WORKERS = 40
+_T = TypeVar("_T")
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+async def _in_worker(func: Callable[..., _T], *args: Any) -> _T:
+    """Run ``func`` on a worker thread: the protocol's storage calls block.
+
+    Under asyncio a plain executor hand-off costs about half of anyio's (a capacity
+    limiter, a cancel scope and a per-call thread check); any other event loop gets
+    anyio's."""
+    global _pool
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return await anyio.to_thread.run_sync(func, *args)
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="a2m-http")
+    return await loop.run_in_executor(_pool, func, *args)
+
 
 _ORIGIN = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$")
 
@@ -121,7 +151,7 @@ def _protocol_routes(server: A2MServer) -> list[BaseRoute]:
     async def well_known(request: Request) -> Response:
         principal = principal_of(request)
         try:
-            profile = await anyio.to_thread.run_sync(_describe, server, principal)
+            profile = await _in_worker(_describe, server, principal)
         except _ServerClosed:
             return _transport_error(503, "the server is shutting down")
         return Response(utf8(encode(profile)), media_type="application/json")
@@ -140,24 +170,34 @@ class _RpcEndpoint:
         self.server = server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
-        response = await self._respond(request)
-        await response(scope, receive, send)
-
-    async def _respond(self, request: Request) -> Response:
-        if request.method == "OPTIONS":
-            return Response(status_code=204, headers={"Allow": "POST, OPTIONS"})
-        if request.method != "POST":
-            return _transport_error(405, "method not allowed", headers={"Allow": "POST"})
-        body = await request.body()
-        principal = principal_of(request)
+        method = scope["method"]
+        if method != "POST":
+            if method == "OPTIONS":
+                response = Response(status_code=204, headers={"Allow": "POST, OPTIONS"})
+            else:
+                response = _transport_error(405, "method not allowed", headers={"Allow": "POST"})
+            await response(scope, receive, send)
+            return
+        # The gate has read the body already; without the gate, read it here.
+        body = scope.get(_BODY_SCOPE_KEY)
+        if body is None:
+            body = await Request(scope, receive).body()
+        principal = scope.get(_PRINCIPAL_SCOPE_KEY)
         try:
-            answer = await anyio.to_thread.run_sync(_handle_once, self.server, principal, body)
+            answer = await _in_worker(_handle_once, self.server, principal, body)
         except _ServerClosed:
-            return _transport_error(503, "the server is shutting down")
+            await _transport_error(503, "the server is shutting down")(scope, receive, send)
+            return
         if answer is None:
-            return Response(status_code=202)
-        return Response(utf8(answer), media_type="application/json")
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        # The response as raw ASGI messages: a Response object would build and copy the
+        # same two headers through several layers on every call.
+        payload = utf8(answer)
+        headers = [*_JSON_HEADERS, (b"content-length", str(len(payload)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
 
 
 class _ServerClosed(Exception):
@@ -262,6 +302,7 @@ class _Gate:
             return
         except _ClientGone:
             return
+        scope[_BODY_SCOPE_KEY] = body
         await self.app(scope, _replay(body, receive), send)
 
     def _check_length(self, headers: Headers, *, rest: bool) -> Response | None:

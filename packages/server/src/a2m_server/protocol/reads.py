@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from a2m_server import ranking
@@ -26,6 +27,8 @@ from a2m_types import (
 
 from .context import CallContext
 from .core import Protocol, now_ms
+from .filtering import checked_where, where_info
+from .paging import decode_page_cursor, encode_page_cursor, listing_digest
 from .wire import record_to_wire
 
 __all__ = ["comparable", "describe", "fetch", "rank_candidates", "recall", "timeline"]
@@ -81,12 +84,13 @@ def _read_filter(
     ctx: CallContext,
     *,
     tier: str | None,
-    where: dict[str, Any] | None,
+    where: Mapping[str, Any] | None,
     key_prefix: str | None,
     owner: str | None,
 ) -> RecordFilter:
     if tier is not None:
         proto.tier(ctx, tier)
+    where = checked_where(proto.config, where)
     if where and not _ACCESS_FIELDS.isdisjoint(where):
         proto.store.flush_access()  # buffered recalls must be visible to this filter
     return RecordFilter(
@@ -192,6 +196,12 @@ def timeline(proto: Protocol, ctx: CallContext, params: TimelineParams) -> dict[
         owner=params.owner,
     )
     want_vectors = bool(params.embeddings) and "embeddings" in ctx.capabilities
+    if params.cursor is not None and proto.config.timeline_cursor:
+        return _with_prompt(
+            _page(proto, selector, params, limit, want_vectors, ctx.capabilities),
+            options,
+            chronological=True,
+        )
     with proto.store.reading() as reader:
         newest = reader.select(selector, order="created_desc", limit=limit, embeddings=want_vectors)
     newest.reverse()
@@ -199,6 +209,37 @@ def timeline(proto: Protocol, ctx: CallContext, params: TimelineParams) -> dict[
         "records": [record_to_wire(r, ctx.capabilities, embeddings=want_vectors) for r in newest]
     }
     return _with_prompt(result, options, chronological=True)
+
+
+def _page(
+    proto: Protocol,
+    selector: RecordFilter,
+    params: TimelineParams,
+    limit: int,
+    want_vectors: bool,
+    capabilities: frozenset[str],
+) -> dict[str, Any]:
+    """The ``cursor`` extension: the oldest ``limit`` records after the cursor's position,
+    and the cursor after the last of them while more follow."""
+    store_id = proto.store.store_id
+    digest = listing_digest(
+        tier=selector.tier,
+        where=selector.where,
+        key_prefix=selector.key_prefix,
+        scope=selector.scope,
+    )
+    after = decode_page_cursor(store_id, digest, params.cursor) if params.cursor else None
+    with proto.store.reading() as reader:
+        page = reader.select(selector.with_(after=after), limit=limit + 1, embeddings=want_vectors)
+    following = None
+    if len(page) > limit:
+        page = page[:limit]
+        last = page[-1]
+        following = encode_page_cursor(store_id, digest, last.created_at, last.rowid)
+    return {
+        "records": [record_to_wire(r, capabilities, embeddings=want_vectors) for r in page],
+        "next_cursor": following,
+    }
 
 
 def fetch(proto: Protocol, ctx: CallContext, params: FetchParams) -> dict[str, Any]:
@@ -264,6 +305,11 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
             "methods": ["template", "none"],
             "model": None,
         }
+    if config.timeline_cursor:
+        result["timeline"] = {"cursor": True}
+    filtering = where_info(config)
+    if filtering is not None:
+        result["where"] = filtering
     if "embeddings" in caps:
         result["embeddings"] = {
             "dimensions": dimensions,

@@ -12,6 +12,7 @@ from a2m_types import SummarizeParams
 
 from .context import CallContext
 from .core import Protocol
+from .filtering import checked_where
 from .wire import record_to_wire
 from .writes import WriteRequest, write_records
 
@@ -45,7 +46,7 @@ def summarize(proto: Protocol, ctx: CallContext, params: SummarizeParams) -> dic
     selector = RecordFilter(
         ids=params.ids,
         tier=params.tier,
-        where=params.where,
+        where=checked_where(proto.config, params.where),
         key_prefix=params.key_prefix,
         scope=proto.read_scope(owner),
     )

@@ -16,6 +16,7 @@ from a2m_types.rest import MAX_TTL_SECONDS
 
 from .context import CallContext
 from .core import Protocol, now_ms
+from .filtering import checked_where
 from .hub import deletion_event
 from .tiers import enforce_capacity
 
@@ -158,8 +159,25 @@ def write_records(
     now = now_ms()
     ids: list[str] = []
     touched_tiers: set[str] = set()
+    # Plain new records (no key, no group) are inserted together, with their events, and
+    # the batch is flushed before anything that must see it: a key or group lookup, or a
+    # client id that one of them may already carry.
+    pending: list[NewRecord] = []
+    pending_ids: set[str] = set()
+    events: list[tuple[str, int, dict[str, Any], str | None, str | None]] = []
+
+    def flush() -> None:
+        writer.insert(pending)
+        writer.append_events(events)
+        pending.clear()
+        pending_ids.clear()
+        events.clear()
+
     for request in requests:
         new = request.new
+        plain = new.key is None and new.group is None
+        if not plain or (request.write_id is not None and request.write_id in pending_ids):
+            flush()
         if request.write_id is not None:
             landed = writer.resolve_write_id(request.write_id)
             if landed is not None:
@@ -179,7 +197,8 @@ def write_records(
         else:
             if not new.id:
                 new.id = new_id()
-            writer.insert([new])
+            pending.append(new)
+            pending_ids.add(new.id)
             record_id, revision = new.id, 0
         ids.append(record_id)
         if new.tier is not None:
@@ -192,7 +211,10 @@ def write_records(
         if new.key is not None:
             payload["key"] = new.key
             payload["revision"] = revision
-        writer.append_event("written", now, payload, new.owner, new.tier)
+        events.append(("written", now, payload, new.owner, new.tier))
+        if not plain:
+            flush()
+    flush()
     if "tiers" in ctx.capabilities and touched_tiers:
         enforce_capacity(proto, writer, touched_tiers)
     return ids
@@ -233,13 +255,13 @@ def forget(proto: Protocol, ctx: CallContext, params: ForgetParams) -> dict[str,
     selector = RecordFilter(
         ids=params.ids,
         tier=params.tier,
-        where=params.where,
+        where=checked_where(proto.config, params.where),
         key_prefix=params.key_prefix,
         scope=proto.write_scope(owner),
     )
     with proto.transaction() as writer:
         if params.query:
-            terms = query_terms(params.query)
+            terms = query_terms(params.query, keep_stop_words=True)
             # Forget takes what mentions *every* term: deleting is no place for "any of".
             matches = writer.lexical(selector, terms, None, match_all=True) if terms else []
             targets = writer.get([record_id for record_id, _ in matches])

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from a2m_types import (
     DELETED_COUNT_HEADER,
     KEY_PATTERN,
@@ -22,6 +24,7 @@ from a2m_types import (
     NAMESPACE_PATTERN,
     PROTOCOL_VERSION,
     REST_BASE_PATH,
+    Where,
 )
 
 from .params import MAX_OFFSET
@@ -87,6 +90,14 @@ def _filters(max_limit: int, *, paged: bool) -> list[dict[str, Any]]:
             "explode": True,
         },
         _param("recursive", "query", {"type": "boolean"}, "Include child namespaces."),
+        {
+            "name": "where",
+            "in": "query",
+            "content": {"application/json": {"schema": TypeAdapter(Where).json_schema()}},
+            "description": "A record-level where, as memory/timeline takes it (equality, "
+            "and the operators describe lists under where.operators). An addition to the "
+            "draft.",
+        },
     ]
     if paged:
         params += [
@@ -101,6 +112,13 @@ def _filters(max_limit: int, *, paged: bool) -> list[dict[str, Any]]:
                 "query",
                 {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
                 "Entries to skip.",
+            ),
+            _param(
+                "cursor",
+                "query",
+                {"type": "string", "maxLength": 1024},
+                "Page by keyset cursor instead of offset: empty for the first page, then "
+                "each page's next_cursor (describe timeline.cursor). An addition to the draft.",
             ),
         ]
     return params

@@ -136,7 +136,8 @@ def _boolean(params: QueryParams, name: str) -> bool:
 
 
 def list_options(params: QueryParams) -> ListOptions:
-    """``type``, repeated ``tag``, ``limit`` (1 to 500), ``offset`` and ``recursive``."""
+    """``type``, repeated ``tag``, ``limit`` (1 to 500), ``offset``, ``recursive``, and the
+    additions ``where`` (a JSON object) and ``cursor``."""
     type_ = params.get("type")
     if type_ is not None and type_ not in MEMORY_TYPES:
         raise RestError(
@@ -150,7 +151,23 @@ def list_options(params: QueryParams) -> ListOptions:
         limit=_integer(params, "limit", DEFAULT_LIST_LIMIT, 1, MAX_LIST_LIMIT),
         offset=_integer(params, "offset", 0, 0, MAX_OFFSET),
         recursive=_boolean(params, "recursive"),
+        where=_where(params),
+        cursor=params.get("cursor"),
     )
+
+
+def _where(params: QueryParams) -> dict[str, Any] | None:
+    """``where``: a JSON object, as ``memory/timeline`` takes it."""
+    raw = params.get("where")
+    if raw is None:
+        return None
+    try:
+        where = json.loads(raw)
+    except ValueError:
+        raise RestError.invalid_body("where must be a JSON object", field="where") from None
+    if not isinstance(where, dict):
+        raise RestError.invalid_body("where must be a JSON object", field="where")
+    return where
 
 
 NO_BODY: Any = object()

@@ -14,6 +14,8 @@ from typing import Any
 from a2m_server import ranking
 from a2m_server.errors import ProtocolError
 from a2m_server.protocol.core import now_ms
+from a2m_server.protocol.filtering import checked_where
+from a2m_server.protocol.paging import decode_page_cursor, encode_page_cursor, listing_digest
 from a2m_server.protocol.reads import comparable, rank_candidates
 from a2m_server.protocol.writes import forget, prepare_write, write_records
 from a2m_server.store import RecordFilter, StoredRecord, StoreReader
@@ -52,6 +54,10 @@ class ListOptions:
     limit: int = DEFAULT_LIST_LIMIT
     offset: int = 0
     recursive: bool = False
+    where: dict[str, Any] | None = None
+    """A record-level ``where`` (an addition to the draft): operators where declared."""
+    cursor: str | None = None
+    """Page by keyset cursor instead of ``offset`` (an addition to the draft)."""
 
 
 def _check_limit(view: RestView, requested: int) -> None:
@@ -163,7 +169,7 @@ def delete_entries(view: RestView, namespace: str, options: ListOptions) -> int:
         type_=options.type,
         tags=options.tags,
         scope=view.write_scope,
-    )
+    ).with_(where=checked_where(view.proto.config, options.where))
     with view.proto.store.reading() as reader:
         ids = [r.id for r in reader.select(selector)]
     return _forget(view, ids)
@@ -178,7 +184,9 @@ def _forget(view: RestView, ids: list[str]) -> int:
 
 
 def list_entries(view: RestView, namespace: str, options: ListOptions) -> dict[str, Any]:
-    """One page of the namespace, oldest first, with the total and the next offset."""
+    """One page of the namespace, oldest first, with the total and the next offset (or,
+    paging by ``cursor`` on a server offering it, the next cursor)."""
+    proto = view.proto
     view.require("keys", "addressing entries by namespace")
     _check_limit(view, options.limit)
     selector = view.selector(
@@ -187,8 +195,10 @@ def list_entries(view: RestView, namespace: str, options: ListOptions) -> dict[s
         type_=options.type,
         tags=options.tags,
         scope=view.read_scope,
-    )
-    with view.proto.store.reading() as reader:
+    ).with_(where=checked_where(proto.config, options.where))
+    if options.cursor is not None and proto.config.timeline_cursor:
+        return _keyset_page(view, namespace, options, selector)
+    with proto.store.reading() as reader:
         total = reader.count(selector)
         page = reader.select(selector, limit=options.limit, offset=options.offset, embeddings=True)
     end = options.offset + len(page)
@@ -196,6 +206,34 @@ def list_entries(view: RestView, namespace: str, options: ListOptions) -> dict[s
         "entries": [view.entry_wire(r) for r in page],
         "total": total,
         "next_offset": end if end < total else None,
+    }
+
+
+def _keyset_page(
+    view: RestView, namespace: str, options: ListOptions, selector: RecordFilter
+) -> dict[str, Any]:
+    store_id = view.proto.store.store_id
+    digest = listing_digest(
+        namespace=namespace,
+        recursive=options.recursive,
+        type=options.type,
+        tags=options.tags,
+        where=options.where,
+        scope=selector.scope,
+    )
+    after = decode_page_cursor(store_id, digest, options.cursor) if options.cursor else None
+    with view.proto.store.reading() as reader:
+        total = reader.count(selector)
+        page = reader.select(selector.with_(after=after), limit=options.limit + 1, embeddings=True)
+    following = None
+    if len(page) > options.limit:
+        page = page[: options.limit]
+        following = encode_page_cursor(store_id, digest, page[-1].created_at, page[-1].rowid)
+    return {
+        "entries": [view.entry_wire(r) for r in page],
+        "total": total,
+        "next_offset": None,
+        "next_cursor": following,
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._fts import POSTING_BUDGET
 from .base import Store, StoreError
 from .sqlite import SQLiteStore
 
@@ -23,9 +24,11 @@ def open_store(
     metric: str = "cosine",
     event_retention: int = 10_000,
     vector_index: str = "exact",
+    posting_budget: int | None = POSTING_BUDGET,
 ) -> Store:
     """The store at ``db``. ``vector_index`` (``exact`` or ``hnsw``) applies to
-    PostgreSQL; SQLite always searches its vectors exactly."""
+    PostgreSQL; SQLite always searches its vectors exactly. ``posting_budget`` bounds the
+    matches one lexical query ranks (None ranks every match: exact BM25)."""
     if vector_index not in ("exact", "hnsw"):
         raise ValueError(f"vector_index must be exact or hnsw, not {vector_index!r}")
     if is_postgres_url(db):
@@ -40,7 +43,10 @@ def open_store(
             metric=metric,
             event_retention=event_retention,
             vector_index="hnsw" if vector_index == "hnsw" else "exact",
+            posting_budget=posting_budget,
         )
     if vector_index == "hnsw":
         raise ValueError("--vector-index hnsw needs a PostgreSQL store (--db postgresql://...)")
-    return SQLiteStore(db, metric=metric, event_retention=event_retention)
+    return SQLiteStore(
+        db, metric=metric, event_retention=event_retention, posting_budget=posting_budget
+    )

@@ -45,7 +45,6 @@ _WITHOUT_VECTOR = f"{_R_COLUMNS} FROM records AS r"
 
 # As on SQLite: postings BM25 may walk per query, and how many of the most recent matches
 # are ranked when a query has only very common terms. k1 and b are FTS5's.
-_POSTING_BUDGET = 2000
 _RECENT_WINDOW = 500
 _K1 = 1.2
 _B = 0.75
@@ -66,6 +65,9 @@ class StoreState(Protocol):
 
     @property
     def store_id(self) -> str: ...
+
+    @property
+    def posting_budget(self) -> int | None: ...
 
     def overlay_access(self, records: Sequence[StoredRecord]) -> None: ...
 
@@ -261,17 +263,21 @@ class PgReader(StoreReader):
             return self._bm25(lexemes, frequency, corpus, sql, limit, match_all=True, recent=False)
         # The same max-document-frequency cut as SQLite's: rank over the rarest terms that
         # fit the posting budget, or over the most recent matches of the rarest alone.
+        # Without a budget (exact ranking) every match of every term is ranked.
         present = sorted((t for t in lexemes if frequency[t] > 0), key=lambda t: frequency[t])
         if not present:
             return []
+        budget = self._store.posting_budget
+        if budget is None:
+            return self._bm25(present, frequency, corpus, sql, limit, match_all=False, recent=False)
         kept: list[str] = []
         postings = 0
         for lexeme in present:
-            if kept and postings + frequency[lexeme] > _POSTING_BUDGET:
+            if kept and postings + frequency[lexeme] > budget:
                 break
             kept.append(lexeme)
             postings += frequency[lexeme]
-        recent = postings > _POSTING_BUDGET
+        recent = postings > budget
         return self._bm25(kept, frequency, corpus, sql, limit, match_all=False, recent=recent)
 
     def _bm25(

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from a2m_types import parse_timestamp, to_epoch_ms
+from a2m_types.filters import Condition, parse
 
 from .base import RecordFilter, Scope
 
@@ -55,67 +56,143 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
-    """One ``where`` entry (§5.2): equality on a record field, else on a metadata key;
-    a list means any of its values, gathered into one ``= ANY(array)`` so a long list
-    stays one condition (as the SQLite store gathers them into one ``IN``)."""
-    if name in _TIME_COLUMNS:
-        return _time_clause(_TIME_COLUMNS[name], expected)
+_SYMBOLS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+
+
+def _moment(value: Any) -> int | None:
+    try:
+        return to_epoch_ms(parse_timestamp(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
+    """Any of ``values`` (§5.2): SQL that is true or false, never NULL; a list of
+    scalars is one ``= ANY(array)``."""
     alternatives: list[str] = []
     params: list[Any] = []
     scalars: list[Any] = []
-    for value in expected if isinstance(expected, list) else [expected]:
-        if name in _TEXT_COLUMNS:
+    name = condition.target[0]
+    if condition.kind == "time":
+        column = f"r.{_TIME_COLUMNS[name]}"
+        for value in values:
+            moment = _moment(value)
             if value is None:
-                alternatives.append(f"r.{_TEXT_COLUMNS[name]} IS NULL")
+                alternatives.append(f"{column} IS NULL")
+            elif moment is not None:
+                scalars.append(moment)
+        if scalars:
+            alternatives.append(f"coalesce({column} = ANY(%s::bigint[]), FALSE)")
+            params.append(scalars)
+    elif condition.kind == "field" and name in _TEXT_COLUMNS:
+        column = f"r.{_TEXT_COLUMNS[name]}"
+        for value in values:
+            if value is None:
+                alternatives.append(f"{column} IS NULL")
             elif isinstance(value, str):
-                scalars.append(value)
-            # a number or a boolean never equals a text field
-        elif name in _NUMBER_COLUMNS:
+                scalars.append(value)  # a number or a boolean never equals a text field
+        if scalars:
+            alternatives.append(f"coalesce({column} = ANY(%s::text[]), FALSE)")
+            params.append(scalars)
+    elif condition.kind == "field":
+        column = f"r.{_NUMBER_COLUMNS[name]}"
+        for value in values:
             if value is None:
-                alternatives.append(f"r.{_NUMBER_COLUMNS[name]} IS NULL")
+                alternatives.append(f"{column} IS NULL")
             elif isinstance(value, (int, float)):
                 scalars.append(str(int(value) if isinstance(value, bool) else value))
-        elif value is None:
-            alternatives.append("coalesce(jsonb_typeof(r.meta -> %s), 'null') = 'null'")
-            params.append(name)
-        elif isinstance(value, bool):
-            alternatives.append("r.meta -> %s = %s::jsonb")
-            params += [name, "true" if value else "false"]
-        elif _is_number(value) or isinstance(value, str):
-            scalars.append(dump_json(value))
-    if scalars:
-        if name in _TEXT_COLUMNS:
-            alternatives.append(f"r.{_TEXT_COLUMNS[name]} = ANY(%s::text[])")
+        if scalars:
+            alternatives.append(f"coalesce({column}::numeric = ANY(%s::numeric[]), FALSE)")
             params.append(scalars)
-        elif name in _NUMBER_COLUMNS:
-            alternatives.append(f"r.{_NUMBER_COLUMNS[name]}::numeric = ANY(%s::numeric[])")
-            params.append(scalars)
-        else:
+    else:
+        path = list(condition.target)
+        for value in values:
+            if value is None:
+                alternatives.append("coalesce(jsonb_typeof(r.meta #> %s), 'null') = 'null'")
+                params.append(path)
+            elif isinstance(value, bool):
+                alternatives.append("coalesce(r.meta #> %s = %s::jsonb, FALSE)")
+                params += [path, "true" if value else "false"]
+            elif _is_number(value) or isinstance(value, str):
+                scalars.append(dump_json(value))
+        if scalars:
             # Containers and booleans never equal a scalar; numbers compare as numbers.
             alternatives.append(
-                "(jsonb_typeof(r.meta -> %s) IN ('number', 'string') "
-                "AND r.meta -> %s = ANY(%s::jsonb[]))"
+                "coalesce(jsonb_typeof(r.meta #> %s) IN ('number', 'string') "
+                "AND r.meta #> %s = ANY(%s::jsonb[]), FALSE)"
             )
-            params += [name, name, scalars]
+            params += [path, path, scalars]
     return "(" + (" OR ".join(alternatives) or "FALSE") + ")", params
 
 
-def _time_clause(column: str, expected: Any) -> tuple[str, list[Any]]:
-    alternatives: list[str] = []
+def _ordering(condition: Condition) -> tuple[str, list[Any]]:
+    symbol = _SYMBOLS[condition.op]
+    operand = condition.operand
+    name = condition.target[0]
+    if condition.kind == "time":
+        moment = _moment(operand)
+        if moment is None:
+            return "FALSE", []
+        return f"coalesce(r.{_TIME_COLUMNS[name]} {symbol} %s, FALSE)", [moment]
+    numeric = not isinstance(operand, str)
+    if condition.kind == "field":
+        if name in _NUMBER_COLUMNS:
+            if not numeric:
+                return "FALSE", []
+            column = f"r.{_NUMBER_COLUMNS[name]}::numeric"
+            return f"coalesce({column} {symbol} %s::numeric, FALSE)", [str(operand)]
+        if numeric:
+            return "FALSE", []
+        # Text compares as SQLite compares it: by code point (bytewise in UTF-8).
+        return f'coalesce(r.{_TEXT_COLUMNS[name]} COLLATE "C" {symbol} %s, FALSE)', [operand]
+    path = list(condition.target)
+    if numeric:
+        return (
+            "coalesce(jsonb_typeof(r.meta #> %s) = 'number' AND "
+            f"(r.meta #>> %s)::numeric {symbol} %s::numeric, FALSE)",
+            [path, path, str(operand)],
+        )
+    return (
+        "coalesce(jsonb_typeof(r.meta #> %s) = 'string' AND "
+        f'(r.meta #>> %s) COLLATE "C" {symbol} %s, FALSE)',
+        [path, path, operand],
+    )
+
+
+def _presence(condition: Condition) -> tuple[str, list[Any]]:
+    if condition.kind == "metadata":
+        test = "<>" if condition.operand else "="
+        clause = f"(coalesce(jsonb_typeof(r.meta #> %s), 'null') {test} 'null')"
+        return clause, [list(condition.target)]
+    name = condition.target[0]
+    column = _TIME_COLUMNS.get(name) or _TEXT_COLUMNS.get(name) or _NUMBER_COLUMNS[name]
+    return f"(r.{column} {'IS NOT NULL' if condition.operand else 'IS NULL'})", []
+
+
+def _condition(condition: Condition) -> tuple[str, list[Any]]:
+    op = condition.op
+    if op in ("$eq", "$ne"):
+        clause, params = _equality(condition, [condition.operand])
+    elif op in ("$in", "$nin"):
+        clause, params = _equality(condition, list(condition.operand))
+    elif op == "$exists":
+        return _presence(condition)
+    else:
+        return _ordering(condition)
+    return (f"(NOT {clause})" if op in ("$ne", "$nin") else clause), params
+
+
+def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
+    """One ``where`` entry (§5.2 equality, and the operators the server declares) as one
+    condition; every operator of an operator object must hold. The protocol layer has
+    checked it (:func:`a2m_types.filters.parse`), as for the SQLite store."""
+    clauses: list[str] = []
     params: list[Any] = []
-    for value in expected if isinstance(expected, list) else [expected]:
-        if value is None:
-            alternatives.append(f"r.{column} IS NULL")
-            continue
-        try:
-            moment = to_epoch_ms(parse_timestamp(value)) if isinstance(value, str) else None
-        except ValueError:
-            moment = None
-        if moment is not None:
-            alternatives.append(f"r.{column} = %s")
-            params.append(moment)
-    return "(" + (" OR ".join(alternatives) or "FALSE") + ")", params
+    for condition in parse({name: expected}):
+        clause, more = _condition(condition)
+        clauses.append(clause)
+        params += more
+    return "(" + (" AND ".join(clauses) or "TRUE") + ")", params
 
 
 def _key_bounds(prefix: str) -> tuple[str, str]:
@@ -181,6 +258,8 @@ def build_filter(where: RecordFilter, now: int) -> Sql:
     if where.key_child_of is not None:
         depth = len(where.key_child_of.rstrip("/")) + 2
         sql.add("strpos(substr(r.key, %s), '/') = 0", depth)
+    if where.after is not None:
+        sql.add("(r.created_at, r.rowid) > (%s, %s)", *where.after)
     if where.has_uri is not None:
         sql.add("r.uri IS NOT NULL" if where.has_uri else "r.uri IS NULL")
     if where.any_of is not None:

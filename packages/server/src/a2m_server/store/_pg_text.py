@@ -1,23 +1,18 @@
-"""Text as PostgreSQL's full-text index sees it, made in Python so it matches SQLite's.
-
-SQLite's FTS5 (``unicode61 remove_diacritics 2``) splits on anything that is not a
-letter or digit and folds case and accents. PostgreSQL's parser would instead keep
-e-mail addresses, paths and hyphenated words whole, and fold by the server's locale;
-so the lexemes are made here with the same rules and handed over as a ``tsvector``
-literal (positions included, for term frequency), and queries as a ``tsquery``
-literal. CJK runs are first split into unigrams and bigrams by :mod:`a2m_server.text`,
-exactly as for SQLite, so Chinese, Japanese and Korean are found by any two-character
-sequence (or one character) of the stored text."""
+"""Text as PostgreSQL's full-text index sees it: the terms of the one analyser both
+stores share (:mod:`a2m_server.text`: folding, per-script stemming, CJK unigrams and
+bigrams), handed over as a ``tsvector`` literal with positions (for term frequency), and
+queries as a ``tsquery`` literal. PostgreSQL's own parser and dictionaries are never
+used, so results do not depend on the server's locale or text-search configuration,
+and a query finds on PostgreSQL exactly what it finds on SQLite."""
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 
-from a2m_server.text import index_text
+from a2m_server.text import index_terms
 
-__all__ = ["fold", "tsquery", "tsvector"]
+__all__ = ["query_lexemes", "tsquery", "tsvector"]
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 # PostgreSQL's limits: a lexeme under 2 KB, positions up to 16383.
@@ -25,26 +20,11 @@ _MAX_LEXEME_BYTES = 2046
 _MAX_POSITION = 16383
 
 
-def fold(token: str) -> str:
-    """Case- and accent-folded, as FTS5's ``remove_diacritics 2`` does."""
-    decomposed = unicodedata.normalize("NFKD", token.casefold())
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", stripped)
-
-
-def _lexemes(text: str) -> list[str]:
-    out: list[str] = []
-    for match in _TOKEN.finditer(text):
-        for part in _TOKEN.findall(fold(match.group(0))):
-            if len(part.encode("utf-8")) <= _MAX_LEXEME_BYTES:
-                out.append(part)
-    return out
-
-
 def tsvector(content: str) -> tuple[str, int]:
-    """The ``tsvector`` literal for ``content``, and its length in tokens."""
+    """The ``tsvector`` literal for ``content`` (its :func:`~a2m_server.text.index_terms`,
+    with positions), and its length in terms."""
     positions: dict[str, list[int]] = {}
-    tokens = _lexemes(index_text(content))
+    tokens = [term for term in index_terms(content) if _usable(term)]
     for position, lexeme in enumerate(tokens, start=1):
         places = positions.setdefault(lexeme, [])
         if len(places) < 256:
@@ -55,13 +35,19 @@ def tsvector(content: str) -> tuple[str, int]:
     return literal, len(tokens)
 
 
+def _usable(term: str) -> bool:
+    # Terms are runs of letters and digits; anything else could not be quoted safely.
+    return (
+        bool(term)
+        and len(term.encode("utf-8")) <= _MAX_LEXEME_BYTES
+        and bool(_TOKEN.fullmatch(term))
+    )
+
+
 def query_lexemes(terms: Sequence[str]) -> list[str]:
-    """Each search term as the lexeme the index holds (empty ones dropped)."""
-    seen: dict[str, None] = {}
-    for term in terms:
-        for lexeme in _lexemes(term):
-            seen.setdefault(lexeme, None)
-    return list(seen)
+    """The search terms (already analysed by :func:`~a2m_server.text.query_terms`) that
+    can be lexemes, in order, once each."""
+    return list(dict.fromkeys(term for term in terms if _usable(term)))
 
 
 def tsquery(lexemes: Sequence[str], *, match_all: bool = False) -> str:

@@ -1,6 +1,7 @@
-"""``where`` (spec §5.2) compiled to SQLite: equality on a record field, else on a metadata
-key; a list means any of its values. Each entry becomes one parenthesised SQL condition and
-its parameters, so a filter never runs in Python.
+"""``where`` compiled to SQLite: §5.2's equality on a record field, else on a metadata key
+(a list means any of its values), and the operators of :mod:`a2m_types.filters` on fields,
+metadata keys and nested metadata paths. Each key becomes one parenthesised SQL condition
+and its parameters, so a filter never runs in Python.
 
 A long list is one ``IN (SELECT value FROM json_each(?))`` rather than a chain of ``OR``s:
 a chain of a thousand alternatives exceeds SQLite's expression depth."""
@@ -8,9 +9,11 @@ a chain of a thousand alternatives exceeds SQLite's expression depth."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from a2m_types import parse_timestamp, to_epoch_ms
+from a2m_types.filters import Condition, parse
 
 __all__ = ["FIELD_COLUMNS", "TIME_COLUMNS", "json_path", "where_clause"]
 
@@ -39,97 +42,159 @@ TIME_COLUMNS = {
 """Timestamp fields: a where value is their wire form, compared as epoch milliseconds."""
 
 _INT64 = range(-(2**63), 2**63)
+_SYMBOLS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _COMPARABLE = "json_type(r.metadata, ?) IN ('integer', 'real', 'text')"
 
 
-def json_path(key: str) -> str:
-    """The SQLite JSON path of the metadata key ``key`` (one segment, quoted)."""
-    return '$."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def json_path(*segments: str) -> str:
+    """The SQLite JSON path of a metadata key, or of a nested path (each segment quoted)."""
+    quoted = ('"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"' for s in segments)
+    return "$." + ".".join(quoted)
 
 
 def _dump(values: list[Any]) -> str:
     return json.dumps(values, ensure_ascii=False, allow_nan=False)
 
 
-class _Alternatives:
-    """The ``OR`` of one entry's values; plain scalars are gathered into one ``IN``."""
+def _number(value: Any) -> Any:
+    """``value`` as SQLite can compare it: an integer beyond 64 bits is held as a REAL (in
+    JSON too), so compare one; beyond any float, an infinity of its sign."""
+    if isinstance(value, int) and not isinstance(value, bool) and value not in _INT64:
+        try:
+            return float(value)
+        except OverflowError:
+            return math.copysign(math.inf, value)
+    return value
+
+
+def _moment(value: Any) -> int | None:
+    try:
+        return to_epoch_ms(parse_timestamp(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+class _Sql:
+    """Conditions and their parameters, in order."""
 
     def __init__(self) -> None:
         self.clauses: list[str] = []
         self.params: list[Any] = []
-        self.scalars: list[Any] = []
 
     def add(self, clause: str, *params: Any) -> None:
         self.clauses.append(clause)
         self.params.extend(params)
 
-    def result(self, single: str, many: str, *lead: Any) -> tuple[str, list[Any]]:
-        """The condition, with ``single`` (one scalar, ``?`` last) or ``many`` (a JSON
-        array, ``?`` last) for the gathered scalars; ``lead`` precedes their parameter."""
-        if len(self.scalars) == 1:
-            self.add(single, *lead, self.scalars[0])
-        elif self.scalars:
-            self.add(many, *lead, _dump(self.scalars))
+    def any(self) -> tuple[str, list[Any]]:
         return "(" + (" OR ".join(self.clauses) or "0") + ")", self.params
 
 
-def _number(value: Any) -> Any:
-    """``value`` as SQLite can compare it; ``None`` for an integer beyond any stored one."""
-    if isinstance(value, int) and not isinstance(value, bool) and value not in _INT64:
-        # SQLite holds such an integer (in JSON too) as a REAL; so compare one.
-        try:
-            return float(value)
-        except OverflowError:
-            return None
-    return value
-
-
-def where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
-    """One ``where`` entry as ``(condition, parameters)``."""
-    if name in TIME_COLUMNS:
-        return _time_clause(TIME_COLUMNS[name], expected)
-    column = FIELD_COLUMNS.get(name)
-    path = json_path(name)
-    found = _Alternatives()
-    for raw in expected if isinstance(expected, list) else [expected]:
-        value = _number(raw)
-        if value is None and raw is not None:
-            found.add("0")  # beyond any stored number
-        elif column is not None:
+def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
+    """Any of ``values`` (§5.2): SQL that is 1 or 0, never NULL."""
+    found = _Sql()
+    scalars: list[Any] = []
+    if condition.kind == "time":
+        column = f"r.{TIME_COLUMNS[condition.target[0]]}"
+        for value in values:
+            moment = _moment(value)
             if value is None:
-                found.add(f"r.{column} IS NULL")
+                found.add(f"{column} IS NULL")
+            elif moment is None:
+                found.add("0")  # not a timestamp: equal to none
             else:
-                found.scalars.append(int(value) if isinstance(value, bool) else value)
-        elif value is None:
+                scalars.append(moment)
+        clause, many = f"{column} = ?", f"{column} IN (SELECT value FROM json_each(?))"
+        _gather(found, scalars, f"coalesce({clause}, 0)", f"coalesce({many}, 0)")
+        return found.any()
+    if condition.kind == "field":
+        column = f"r.{FIELD_COLUMNS[condition.target[0]]}"
+        for value in map(_number, values):
+            if value is None:
+                found.add(f"{column} IS NULL")
+            else:
+                scalars.append(int(value) if isinstance(value, bool) else value)
+        clause, many = f"{column} = ?", f"{column} IN (SELECT value FROM json_each(?))"
+        _gather(found, scalars, f"coalesce({clause}, 0)", f"coalesce({many}, 0)")
+        return found.any()
+    path = json_path(*condition.target)
+    for value in map(_number, values):
+        if value is None:
             found.add("coalesce(json_type(r.metadata, ?), 'null') = 'null'", path)
         elif isinstance(value, bool):
-            found.add("json_type(r.metadata, ?) = ?", path, "true" if value else "false")
+            found.add("coalesce(json_type(r.metadata, ?) = ?, 0)", path, str(value).lower())
+        elif isinstance(value, float) and math.isinf(value):
+            found.add("0")  # beyond any stored number
         else:
             # json_extract reports true/false as 1/0 and containers as JSON text: only
             # numbers and strings may compare equal to a scalar.
-            found.scalars.append(value)
-    if column is not None:
-        return found.result(f"r.{column} = ?", f"r.{column} IN (SELECT value FROM json_each(?))")
-    return found.result(
-        f"({_COMPARABLE} AND json_extract(r.metadata, ?) = ?)",
-        f"({_COMPARABLE} AND json_extract(r.metadata, ?) IN (SELECT value FROM json_each(?)))",
+            scalars.append(value)
+    extract = "json_extract(r.metadata, ?)"
+    _gather(
+        found,
+        scalars,
+        f"coalesce({_COMPARABLE} AND {extract} = ?, 0)",
+        f"coalesce({_COMPARABLE} AND {extract} IN (SELECT value FROM json_each(?)), 0)",
         path,
         path,
     )
+    return found.any()
 
 
-def _time_clause(column: str, expected: Any) -> tuple[str, list[Any]]:
-    found = _Alternatives()
-    for value in expected if isinstance(expected, list) else [expected]:
-        if value is None:
-            found.add(f"r.{column} IS NULL")
-            continue
-        try:
-            moment = to_epoch_ms(parse_timestamp(value)) if isinstance(value, str) else None
-        except ValueError:
-            moment = None
-        if moment is None:
-            found.add("0")  # not a timestamp: equal to none
-        else:
-            found.scalars.append(moment)
-    return found.result(f"r.{column} = ?", f"r.{column} IN (SELECT value FROM json_each(?))")
+def _gather(found: _Sql, scalars: list[Any], single: str, many: str, *lead: Any) -> None:
+    if len(scalars) == 1:
+        found.add(single, *lead, scalars[0])
+    elif scalars:
+        found.add(many, *lead, _dump(scalars))
+
+
+def _ordering(condition: Condition) -> tuple[str, list[Any]]:
+    symbol = _SYMBOLS[condition.op]
+    operand = _number(condition.operand)
+    if condition.kind == "time":
+        return f"(r.{TIME_COLUMNS[condition.target[0]]} {symbol} ?)", [_moment(operand)]
+    numeric = not isinstance(operand, str)
+    if condition.kind == "field":
+        column = f"r.{FIELD_COLUMNS[condition.target[0]]}"
+        kinds = "('integer', 'real')" if numeric else "('text')"
+        return f"(typeof({column}) IN {kinds} AND {column} {symbol} ?)", [operand]
+    path = json_path(*condition.target)
+    kinds = "('integer', 'real')" if numeric else "('text')"
+    return (
+        f"(json_type(r.metadata, ?) IN {kinds} AND json_extract(r.metadata, ?) {symbol} ?)",
+        [path, path, operand],
+    )
+
+
+def _presence(condition: Condition) -> tuple[str, list[Any]]:
+    if condition.kind == "metadata":
+        test = "!=" if condition.operand else "="
+        return f"(coalesce(json_type(r.metadata, ?), 'null') {test} 'null')", [
+            json_path(*condition.target)
+        ]
+    columns = TIME_COLUMNS if condition.kind == "time" else FIELD_COLUMNS
+    null = "IS NOT NULL" if condition.operand else "IS NULL"
+    return f"(r.{columns[condition.target[0]]} {null})", []
+
+
+def _condition(condition: Condition) -> tuple[str, list[Any]]:
+    op = condition.op
+    if op in ("$eq", "$ne"):
+        clause, params = _equality(condition, [condition.operand])
+    elif op in ("$in", "$nin"):
+        clause, params = _equality(condition, list(condition.operand))
+    elif op == "$exists":
+        return _presence(condition)
+    else:
+        return _ordering(condition)
+    return (f"(NOT {clause})" if op in ("$ne", "$nin") else clause), params
+
+
+def where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
+    """One ``where`` entry as ``(condition, parameters)``; every operator of an operator
+    object must hold. The protocol layer has checked it (:func:`a2m_types.filters.parse`)."""
+    clauses, params = [], []
+    for condition in parse({name: expected}):
+        clause, more = _condition(condition)
+        clauses.append(clause)
+        params += more
+    return "(" + " AND ".join(clauses) + ")", params

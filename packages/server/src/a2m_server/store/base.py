@@ -128,6 +128,10 @@ class RecordFilter:
     """Only records with (True) or without (False) a ``uri``."""
     any_of: Sequence[RecordFilter] | None = None
     """At least one of these filters matches too (an empty sequence matches nothing)."""
+    after: tuple[int, int] | None = None
+    """Only records after this ``(created_at, rowid)`` position of creation order: the
+    keyset of a page cursor. ``rowid`` is :attr:`StoredRecord.rowid`, the store's
+    insertion order, which breaks ties of ``created_at`` in every ``select``."""
 
     @property
     def has_session(self) -> bool:
@@ -302,6 +306,15 @@ class StoreWriter(StoreReader):
         self, kind: str, at: int, payload: Mapping[str, Any], owner: str | None, tier: str | None
     ) -> int:
         """Append to the event log; returns the event's position."""
+
+    def append_events(
+        self,
+        events: Sequence[tuple[str, int, Mapping[str, Any], str | None, str | None]],
+    ) -> None:
+        """Append several (kind, at, payload, owner, tier) events in order; a backend
+        may do it in one round trip."""
+        for kind, at, payload, owner, tier in events:
+            self.append_event(kind, at, payload, owner, tier)
 
 
 class Store(ABC):

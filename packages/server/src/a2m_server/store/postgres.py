@@ -93,6 +93,7 @@ class PostgresStore(Store):
         pool_size: int = 8,
         statement_timeout_ms: int = 30_000,
         pool_timeout_s: float = 10.0,
+        posting_budget: int | None = 2000,
     ) -> None:
         import psycopg
         from psycopg_pool import ConnectionPool
@@ -103,6 +104,7 @@ class PostgresStore(Store):
         self.metric = metric
         self.event_retention = event_retention
         self.vector_index: VectorIndexKind = vector_index
+        self.posting_budget = posting_budget
         self._pool_timeout_s = pool_timeout_s
         try:
             self._conninfo, schema = _conninfo(url, statement_timeout_ms)

@@ -6,7 +6,7 @@ import sqlite3
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -71,7 +71,47 @@ CREATE TABLE events (
 );
 """
 
-_MIGRATIONS: dict[int, str] = {1: _V1}
+# Version 2 keeps per-(owner, tier) record counts up to date with triggers, so describe
+# and every capacity check read a handful of rows instead of counting the whole store.
+_V2 = """
+CREATE TABLE record_counts (
+    owner_key TEXT    NOT NULL,
+    owner     TEXT,
+    tier      TEXT    NOT NULL,
+    n         INTEGER NOT NULL,
+    PRIMARY KEY (owner_key, tier)
+) WITHOUT ROWID;
+
+CREATE TRIGGER records_count_insert AFTER INSERT ON records WHEN NEW.tier IS NOT NULL
+BEGIN
+    INSERT INTO record_counts (owner_key, owner, tier, n)
+    VALUES (coalesce('=' || NEW.owner, ''), NEW.owner, NEW.tier, 1)
+    ON CONFLICT (owner_key, tier) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER records_count_delete AFTER DELETE ON records WHEN OLD.tier IS NOT NULL
+BEGIN
+    UPDATE record_counts SET n = n - 1
+    WHERE owner_key = coalesce('=' || OLD.owner, '') AND tier = OLD.tier;
+END;
+
+CREATE TRIGGER records_count_update AFTER UPDATE OF tier, owner ON records
+WHEN OLD.tier IS NOT NEW.tier OR OLD.owner IS NOT NEW.owner
+BEGIN
+    UPDATE record_counts SET n = n - 1
+    WHERE OLD.tier IS NOT NULL
+      AND owner_key = coalesce('=' || OLD.owner, '') AND tier = OLD.tier;
+    INSERT INTO record_counts (owner_key, owner, tier, n)
+    SELECT coalesce('=' || NEW.owner, ''), NEW.owner, NEW.tier, 1 WHERE NEW.tier IS NOT NULL
+    ON CONFLICT (owner_key, tier) DO UPDATE SET n = n + 1;
+END;
+
+INSERT INTO record_counts (owner_key, owner, tier, n)
+SELECT coalesce('=' || owner, ''), owner, tier, count(*) FROM records
+WHERE tier IS NOT NULL GROUP BY owner, tier;
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
 
 
 def _version(conn: sqlite3.Connection) -> int:

@@ -22,6 +22,7 @@ import numpy as np
 
 from a2m_server.text import index_text
 
+from . import _fts
 from ._sqlite_where import where_clause
 from .base import (
     EventRow,
@@ -161,11 +162,22 @@ def _build_filter(where: RecordFilter, now: int) -> _Sql:
         sql.add("instr(substr(r.key, ?), '/') = 0", depth)
     if where.has_uri is not None:
         sql.add("r.uri IS NOT NULL" if where.has_uri else "r.uri IS NULL")
+    if where.after is not None:
+        sql.add("(r.created_at, r.rowid) > (?, ?)", *where.after)
     if where.any_of is not None:
         branches = [_build_filter(branch, now) for branch in where.any_of]
         clause = " OR ".join(f"({branch.text()})" for branch in branches)
         sql.add(f"({clause or '0'})", *[p for branch in branches for p in branch.params])
     return sql
+
+
+_COUNTED_FILTER = RecordFilter()
+
+
+def _only_tier_and_scope(where: RecordFilter) -> bool:
+    """Whether ``where`` conditions on nothing but one tier and an owner scope, which the
+    kept counts answer."""
+    return where.with_(tier=None, scope=None) == _COUNTED_FILTER
 
 
 def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) -> None:
@@ -180,10 +192,6 @@ def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) 
         sql.add(f"{owner_column} = ?", scope.owner)
 
 
-# Postings BM25 may walk per query (a few milliseconds), and how many of the most
-# recent matches are ranked when a query has only very common terms.
-_POSTING_BUDGET = 2000
-_RECENT_WINDOW = 500
 # Access counts are buffered, because every write makes readers re-read their pages;
 # they reach the file with the next write, or after this long or this many.
 _ACCESS_FLUSH_SECONDS = 2.0
@@ -192,12 +200,6 @@ _ACCESS_FLUSH_RECORDS = 1000
 _PURGE_AFTER_DELETIONS = 5000
 # Document frequencies are estimates: cached, and forgotten after this many writes.
 _FREQUENCY_CACHE_WRITES = 5000
-_FREQUENCY_CACHE_SIZE = 100_000
-
-
-def _fts_query(terms: Sequence[str], *, match_all: bool = False) -> str:
-    joiner = " AND " if match_all else " OR "
-    return joiner.join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 class _Reader(StoreReader):
@@ -271,6 +273,8 @@ class _Reader(StoreReader):
         return records
 
     def count(self, where: RecordFilter) -> int:
+        if where.tier is not None and _only_tier_and_scope(where):
+            return self._kept_counts(where).get(where.tier, 0)
         sql = _build_filter(where, self._now)
         row = self._conn.execute(
             f"SELECT count(*) FROM records AS r WHERE {sql.text()}", sql.params
@@ -278,12 +282,41 @@ class _Reader(StoreReader):
         return int(row[0])
 
     def count_by_tier(self, where: RecordFilter) -> dict[str, int]:
+        if _only_tier_and_scope(where):
+            return self._kept_counts(where)
         sql = _build_filter(where, self._now)
         rows = self._conn.execute(
             f"SELECT r.tier, count(*) FROM records AS r WHERE {sql.text()} GROUP BY r.tier",
             sql.params,
         ).fetchall()
         return {tier: count for tier, count in rows if tier is not None}
+
+    def _kept_counts(self, where: RecordFilter) -> dict[str, int]:
+        """Records per tier from the counts the triggers keep (schema v2), less those
+        expired but not yet purged: exact, in time independent of the store's size."""
+        kept = _Sql()
+        if where.tier is not None:
+            kept.add("r.tier = ?", where.tier)
+        if where.scope is not None:
+            _add_scope(kept, where.scope, owner_column="r.owner", tier_column="r.tier")
+        counts: dict[str, int] = {}
+        for tier, n in self._conn.execute(
+            f"SELECT r.tier, sum(r.n) FROM record_counts AS r WHERE {kept.text()} GROUP BY r.tier",
+            kept.params,
+        ):
+            counts[tier] = int(n)
+        expired = _Sql()
+        expired.add(
+            "r.expires_at IS NOT NULL AND r.expires_at <= ? AND r.tier IS NOT NULL", self._now
+        )
+        expired.clauses += kept.clauses
+        expired.params += kept.params
+        for tier, n in self._conn.execute(
+            f"SELECT r.tier, count(*) FROM records AS r WHERE {expired.text()} GROUP BY r.tier",
+            expired.params,
+        ):
+            counts[tier] = counts.get(tier, 0) - int(n)
+        return {tier: n for tier, n in counts.items() if n > 0}
 
     def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
         sql = _build_filter(where, self._now)
@@ -305,45 +338,16 @@ class _Reader(StoreReader):
             return []
         sql = _build_filter(where, self._now)
         if match_all:
-            return self._bm25(_fts_query(terms, match_all=True), sql, limit)
-        # BM25 costs time in proportion to the postings it walks. Rank over the rarest
-        # terms that fit a posting budget; terms beyond it are so common that their
-        # weight in BM25 is small (the classic max-document-frequency cut). When even
-        # the rarest term is that common, rank only its most recent matches.
-        frequency = {term: self._store._document_frequency(self._conn, term) for term in terms}
-        present = sorted((t for t in terms if frequency[t] > 0), key=lambda t: frequency[t])
-        if not present:
-            return []
-        kept: list[str] = []
-        postings = 0
-        for term in present:
-            if kept and postings + frequency[term] > _POSTING_BUDGET:
-                break
-            kept.append(term)
-            postings += frequency[term]
-        if postings <= _POSTING_BUDGET:
-            return self._bm25(_fts_query(kept), sql, limit)
-        rows = self._conn.execute(
-            "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
-            "JOIN records AS r ON r.rowid = records_fts.rowid "
-            f"WHERE records_fts MATCH ? AND {sql.text()} "
-            "ORDER BY records_fts.rowid DESC LIMIT ?",
-            [_fts_query(kept), *sql.params, _RECENT_WINDOW],
-        ).fetchall()
-        rows.sort(key=lambda row: row[1])
-        if limit is not None:
-            rows = rows[:limit]
-        return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
-
-    def _bm25(self, match: str, sql: _Sql, limit: int | None) -> list[tuple[str, float]]:
-        rows = self._conn.execute(
-            "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
-            "JOIN records AS r ON r.rowid = records_fts.rowid "
-            f"WHERE records_fts MATCH ? AND {sql.text()} ORDER BY rank LIMIT ?",
-            [match, *sql.params, -1 if limit is None else limit],
-        ).fetchall()
-        # bm25() is negative, more negative is better.
-        return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
+            return _fts.bm25(
+                self._conn,
+                _fts.match_expression(terms, match_all=True),
+                sql.text(),
+                sql.params,
+                limit,
+            )
+        return _fts.ranked_search(
+            self._conn, self._store._terms, terms, sql.text(), sql.params, limit
+        )
 
     def nearest(
         self, where: RecordFilter, vector: Sequence[float], limit: int
@@ -457,14 +461,19 @@ class _Writer(_Reader, StoreWriter):
         self.records_deleted = 0
 
     def insert(self, records: Sequence[NewRecord]) -> list[int]:
-        rowids: list[int] = []
-        execute = self._conn.execute
-        for rec in records:
-            cursor = execute(
-                "INSERT INTO records (id, content, created_at, updated_at, role, metadata, grp, "
-                "tier, salience, owner, session, key, revision, dims, uri, media_type, "
-                "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+        if not records:
+            return []
+        # One writer holds the write lock, so the rowids SQLite would pick (the largest
+        # plus one) can be chosen here, and a batch goes in with one executemany per table.
+        row = self._conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()
+        rowids = list(range(int(row[0]) + 1, int(row[0]) + 1 + len(records)))
+        self._conn.executemany(
+            "INSERT INTO records (rowid, id, content, created_at, updated_at, role, metadata, "
+            "grp, tier, salience, owner, session, key, revision, dims, uri, media_type, "
+            "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+            [
                 (
+                    rowid,
                     rec.id,
                     rec.content,
                     rec.created_at,
@@ -481,20 +490,26 @@ class _Writer(_Reader, StoreWriter):
                     rec.uri,
                     rec.media_type,
                     rec.expires_at,
-                ),
-            )
-            rowid = int(cursor.lastrowid or 0)
-            rowids.append(rowid)
-            execute(
-                "INSERT INTO records_fts (rowid, body) VALUES (?, ?)",
-                (rowid, index_text(rec.content)),
-            )
-            if rec.embedding is not None:
-                execute(
-                    "INSERT INTO record_vectors (rowid, embedding) VALUES (?, ?)",
-                    (rowid, _pack(rec.embedding)),
                 )
-                self.vector_adds[rowid] = list(rec.embedding)
+                for rowid, rec in zip(rowids, records, strict=True)
+            ],
+        )
+        self._conn.executemany(
+            "INSERT INTO records_fts (rowid, body) VALUES (?, ?)",
+            [(rowid, index_text(rec.content)) for rowid, rec in zip(rowids, records, strict=True)],
+        )
+        with_vectors = [
+            (rowid, rec.embedding)
+            for rowid, rec in zip(rowids, records, strict=True)
+            if rec.embedding is not None
+        ]
+        if with_vectors:
+            self._conn.executemany(
+                "INSERT INTO record_vectors (rowid, embedding) VALUES (?, ?)",
+                [(rowid, _pack(vector)) for rowid, vector in with_vectors],
+            )
+            for rowid, vector in with_vectors:
+                self.vector_adds[rowid] = list(vector)
         self.records_written += len(records)
         return rowids
 
@@ -682,6 +697,19 @@ class _Writer(_Reader, StoreWriter):
             (str(dimensions),),
         )
 
+    def append_events(
+        self,
+        events: Sequence[tuple[str, int, Mapping[str, Any], str | None, str | None]],
+    ) -> None:
+        self._conn.executemany(
+            "INSERT INTO events (at, kind, owner, tier, payload) VALUES (?, ?, ?, ?, ?)",
+            [
+                (at, kind, owner, tier, _dump_json(dict(payload)))
+                for kind, at, payload, owner, tier in events
+            ],
+        )
+        self.events_appended += len(events)
+
     def append_event(
         self, kind: str, at: int, payload: Mapping[str, Any], owner: str | None, tier: str | None
     ) -> int:
@@ -698,7 +726,9 @@ class SQLiteStore(Store):
 
     ``path`` is a file (created if missing) or ``":memory:"`` for a private, throw-away
     store. ``metric`` is how vectors are compared; ``event_retention`` how many events
-    the log keeps."""
+    the log keeps; ``posting_budget`` how many postings lexical ranking walks exactly
+    before it ranks only the rarest terms or the newest matches (``None``: every match,
+    exact BM25; see :mod:`a2m_server.store._fts`)."""
 
     def __init__(
         self,
@@ -707,6 +737,7 @@ class SQLiteStore(Store):
         metric: str = "cosine",
         event_retention: int = 10_000,
         busy_timeout_ms: int = 10_000,
+        posting_budget: int | None = _fts.POSTING_BUDGET,
     ) -> None:
         self.path = str(path)
         self.metric = metric
@@ -722,12 +753,13 @@ class SQLiteStore(Store):
             Path(self.path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect()
         migrate(self._writer)
+        _fts.ensure_index(self._writer)
         self._store_id = self._ensure_store_id()
         self._index: VectorIndex | None = None
         self._index_loaded = False
         self._index_lock = threading.Lock()
         self._data_version = self._read_data_version()
-        self._frequency: dict[str, int] = {}
+        self._terms = _fts.TermStats(posting_budget)
         self._frequency_writes = 0
         self._deletions = 0
         self._access_lock = threading.Lock()
@@ -785,21 +817,6 @@ class SQLiteStore(Store):
 
     # --- term statistics ---------------------------------------------------------------
 
-    def _document_frequency(self, conn: sqlite3.Connection, term: str) -> int:
-        """How many records contain ``term``, counted up to just past the posting budget."""
-        cached = self._frequency.get(term)
-        if cached is not None:
-            return cached
-        row = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
-            (_fts_query([term]), _POSTING_BUDGET + 1),
-        ).fetchone()
-        count = int(row[0])
-        if len(self._frequency) >= _FREQUENCY_CACHE_SIZE:
-            self._frequency.clear()
-        self._frequency[term] = count
-        return count
-
     def _note_deletions(self, count: int) -> None:
         """Purge deleted records' words from the full-text index now and then.
 
@@ -818,7 +835,7 @@ class SQLiteStore(Store):
     def _note_writes(self, count: int) -> None:
         self._frequency_writes += count
         if self._frequency_writes >= _FREQUENCY_CACHE_WRITES:
-            self._frequency.clear()
+            self._terms.clear()
             self._frequency_writes = 0
 
     # --- access counts -----------------------------------------------------------------
@@ -881,7 +898,7 @@ class SQLiteStore(Store):
             version = self._read_data_version()
             if version != self._data_version:
                 self._data_version = version
-                self._frequency.clear()
+                self._terms.clear()
                 with self._index_lock:
                     self._index = None
                     self._index_loaded = False

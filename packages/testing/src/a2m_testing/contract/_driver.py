@@ -23,6 +23,9 @@ class Call:
     method: str
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
+    collect: bool = False
+    """The method returns an iterator (async: an async iterator); the result is the list
+    of what it yields, and the iterator itself as ``(items, iterator)``."""
 
     def __str__(self) -> str:
         given = [repr(arg) for arg in self.args]
@@ -63,6 +66,7 @@ class Handle:
         text: str | None = None,
         tags: Sequence[str] | None = None,
         recursive: bool = False,
+        where: Mapping[str, Any] | None = None,
     ) -> Call:
         options = _given(
             embedding=list(embedding) if embedding is not None else None,
@@ -72,6 +76,7 @@ class Handle:
             text=text,
             tags=list(tags) if tags is not None else None,
             recursive=recursive or None,
+            where=dict(where) if where is not None else None,
         )
         return Call(self.target, "query", (), options)
 
@@ -86,6 +91,14 @@ class Handle:
 
     def delete_many(self, keys: Sequence[str]) -> Call:
         return Call(self.target, "delete_many", (list(keys),))
+
+    def list(self, **options: Any) -> Call:
+        return Call(self.target, "list", (), _given(**options))
+
+    def iter_entries(self, **options: Any) -> Call:
+        """Yields ``(entries, iterator)``: everything the iterator gave, and the iterator
+        (its ``truncated`` says whether the listing hit the server's cap)."""
+        return Call(self.target, "iter_entries", (), _given(**options), collect=True)
 
 
 Scenario = Generator[Call, Any, None]
@@ -107,6 +120,8 @@ def run(scenario: Scenario, adapters: Mapping[str, Any]) -> None:
         result, failure = None, None
         try:
             result = getattr(adapters[call.target], call.method)(*call.args, **call.kwargs)
+            if call.collect:
+                result = (list(result), result)
         except Exception as exc:
             failure = exc
 
@@ -123,6 +138,13 @@ async def run_async(scenario: Scenario, adapters: Mapping[str, Any]) -> None:
         result, failure = None, None
         try:
             pending = getattr(adapters[call.target], call.method)(*call.args, **call.kwargs)
+            if call.collect:
+                if not hasattr(pending, "__aiter__"):
+                    raise TypeError(
+                        f"{call} returned {type(pending).__name__}, not an async iterator"
+                    )
+                result = ([item async for item in pending], pending)
+                continue
             if not inspect.isawaitable(pending):
                 raise TypeError(
                     f"{call} returned {type(pending).__name__}, not an awaitable: "

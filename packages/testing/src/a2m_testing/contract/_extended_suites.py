@@ -1,5 +1,6 @@
 """The suites of what :mod:`a2m.adapter` offers beyond the four methods — batched writes,
-reads and deletes — for adapters that offer them too: :class:`ExtendedAdapterContract`
+reads and deletes, complete listing by offset, cursor and iterator, and ``where`` filters
+with operators — for adapters that offer them too: :class:`ExtendedAdapterContract`
 (sync) and :class:`AsyncExtendedAdapterContract` (async). Fixtures as in
 :class:`~a2m_testing.contract.AdapterContract`."""
 
@@ -12,6 +13,7 @@ import pytest
 
 from . import _batch_scenarios as batches
 from . import _driver as driver
+from . import _paging_scenarios as paging
 from ._guard import StandardTests
 from ._suites import _handles, _other_adapter
 
@@ -72,6 +74,29 @@ class ExtendedAdapterContract(StandardTests, standard=True):
             handles[driver.ADAPTER], handles[driver.OTHER]
         )
         driver.run(scenario, {driver.ADAPTER: adapter, driver.OTHER: contract_other_adapter})
+
+    def test_listing_by_cursor_is_complete_and_stable(self, adapter: Any) -> None:
+        """5,000 entries listed by cursor while another writer adds, replaces and deletes:
+        each present throughout listed once, oldest first, in a bounded number of pages."""
+        self._run(paging.listing_by_cursor_is_complete_and_stable, adapter)
+
+    def test_iter_entries_yields_every_entry_once(self, adapter: Any) -> None:
+        """iter_entries yields every entry once, oldest first, and is not truncated."""
+        self._run(paging.iter_entries_yields_every_entry_once, adapter)
+
+    def test_list_by_offset_is_complete(self, adapter: Any) -> None:
+        """list by offset reaches every entry, with the exact total."""
+        self._run(paging.list_by_offset_is_complete, adapter)
+
+    def test_where_narrows_listing_and_query(self, adapter: Any) -> None:
+        """where with each operator, equality and nested metadata paths narrows list,
+        iter_entries and query alike; a missing key never matches $gt."""
+        self._run(paging.where_narrows_listing_and_query, adapter)
+
+    def test_a_bad_filter_or_cursor_is_refused(self, adapter: Any) -> None:
+        """An unknown operator, $gt with an object, an empty $in, a tampered cursor: refused,
+        nothing lost."""
+        self._run(paging.a_bad_filter_or_cursor_is_refused, adapter)
 
 
 class AsyncExtendedAdapterContract(StandardTests, standard=True):
@@ -136,3 +161,26 @@ class AsyncExtendedAdapterContract(StandardTests, standard=True):
         await driver.run_async(
             scenario, {driver.ADAPTER: adapter, driver.OTHER: contract_other_adapter}
         )
+
+    async def test_listing_by_cursor_is_complete_and_stable(self, adapter: Any) -> None:
+        """5,000 entries listed by cursor while another writer adds, replaces and deletes:
+        each present throughout listed once, oldest first, in a bounded number of pages."""
+        await self._run(paging.listing_by_cursor_is_complete_and_stable, adapter)
+
+    async def test_iter_entries_yields_every_entry_once(self, adapter: Any) -> None:
+        """iter_entries yields every entry once, oldest first, and is not truncated."""
+        await self._run(paging.iter_entries_yields_every_entry_once, adapter)
+
+    async def test_list_by_offset_is_complete(self, adapter: Any) -> None:
+        """list by offset reaches every entry, with the exact total."""
+        await self._run(paging.list_by_offset_is_complete, adapter)
+
+    async def test_where_narrows_listing_and_query(self, adapter: Any) -> None:
+        """where with each operator, equality and nested metadata paths narrows list,
+        iter_entries and query alike; a missing key never matches $gt."""
+        await self._run(paging.where_narrows_listing_and_query, adapter)
+
+    async def test_a_bad_filter_or_cursor_is_refused(self, adapter: Any) -> None:
+        """An unknown operator, $gt with an object, an empty $in, a tampered cursor: refused,
+        nothing lost."""
+        await self._run(paging.a_bad_filter_or_cursor_is_refused, adapter)

@@ -1,0 +1,332 @@
+"""One mapping between CrewAI's ``MemoryRecord`` and an A2M record, and the filters CrewAI
+asks for, with no I/O: the storage only adds the calls.
+
+A scope path is an A2M key prefix, segment by segment: a record at scope
+``/crew/research`` with id ``abc`` is the A2M record ``abc`` at key ``crew/research/abc``, so
+``key_prefix`` does what ``scope_prefix`` asks, server-side. Categories are
+``metadata.tags``, importance is ``salience``, the embedding travels verbatim, and
+everything CrewAI needs back exactly (scope, timestamps, importance, source, private) sits
+in ``metadata.crewai``. The caller's own metadata keys sit at the top of ``metadata``, where
+other frameworks and ``where`` see them, unless one collides with a name the mapping owns;
+then the whole of it is kept under ``metadata.crewai.metadata`` instead."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import quote, unquote
+
+from crewai.memory.types import MemoryRecord, ScopeInfo
+
+from a2m import Record
+
+__all__ = [
+    "FRAMEWORK",
+    "RESERVED_KEYS",
+    "Layout",
+    "child_scopes",
+    "is_own",
+    "key_for",
+    "key_prefix_for",
+    "matches",
+    "record_input",
+    "scope_info",
+    "server_where",
+    "to_memory_record",
+]
+
+FRAMEWORK = "crewai"
+"""``metadata.source_framework`` of every record this adapter writes."""
+_BLOCK = "crewai"
+RESERVED_KEYS = frozenset(
+    # the adapter's own, then the names the REST mapping gives a meaning to
+    {"crewai", "source_framework", "source_agent", "tags", "namespace", "value", "type"}
+)
+"""Top-level ``metadata`` keys the mapping owns."""
+# Record fields that a where name means before it means a metadata key (spec §5.2).
+_RECORD_FIELDS = frozenset(
+    {
+        "id",
+        "content",
+        "role",
+        "group",
+        "tier",
+        "owner",
+        "session",
+        "key",
+        "revision",
+        "uri",
+        "media_type",
+        "salience",
+        "created_at",
+        "accessed_at",
+        "updated_at",
+        "score",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the storage needs to know of the server, read once from ``memory/describe``."""
+
+    capabilities: frozenset[str]
+    tier: str | None
+    """The tier CrewAI's memories are written to: the first of kind ``semantic``."""
+    max_recall_limit: int
+    max_records_per_call: int
+
+
+# --- scopes and keys -------------------------------------------------------------------
+
+
+def _segments(scope: str | None) -> list[str]:
+    return [part for part in (scope or "").split("/") if part]
+
+
+def _encode(segment: str) -> str:
+    # A key segment is never empty, "." or "..", and holds no control character or "/".
+    if segment in (".", ".."):
+        return segment.replace(".", "%2E")
+    return quote(segment, safe=" !$&'()*+,;=:@~-._")
+
+
+def key_for(scope: str, record_id: str) -> str:
+    """The A2M key of the record ``record_id`` at ``scope``."""
+    return "/".join([*(_encode(part) for part in _segments(scope)), _encode(record_id)])
+
+
+def key_prefix_for(scope_prefix: str | None) -> str | None:
+    """The ``key_prefix`` selecting ``scope_prefix`` and its subscopes; ``None`` for the
+    root, which is every record, keyed or not."""
+    parts = _segments(scope_prefix)
+    return "/".join(_encode(part) for part in parts) if parts else None
+
+
+def _scope_of_key(key: str | None) -> str:
+    if not key:
+        return "/"
+    parents = key.split("/")[:-1]
+    return "/" + "/".join(unquote(part) for part in parents) if parents else "/"
+
+
+def child_scopes(scopes: Iterable[str], parent: str) -> list[str]:
+    """The immediate children of ``parent`` among ``scopes``, sorted."""
+    base = _segments(parent)
+    children: set[str] = set()
+    for scope in scopes:
+        parts = _segments(scope)
+        if len(parts) > len(base) and parts[: len(base)] == base:
+            children.add("/" + "/".join(parts[: len(base) + 1]))
+    return sorted(children)
+
+
+def _within(scope: str, prefix: str | None) -> bool:
+    base = _segments(prefix)
+    return _segments(scope)[: len(base)] == base
+
+
+# --- records ---------------------------------------------------------------------------
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+def _moment(value: Any, fallback: datetime) -> datetime:
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            return fallback
+    return fallback
+
+
+def _naive_utc(moment: datetime) -> datetime:
+    # CrewAI's timestamps are naive UTC (datetime.utcnow()); its scoring subtracts them.
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def _json_safe(name: str, value: Any) -> None:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be plain JSON: {exc}") from None
+
+
+def record_input(
+    record: MemoryRecord,
+    layout: Layout,
+    *,
+    agent: str | None = None,
+    session: str | None = None,
+    with_id: bool = True,
+) -> dict[str, Any]:
+    """The ``memory/remember`` record of ``record``; raises ``ValueError`` before anything
+    is sent when it cannot be stored exactly."""
+    user = dict(record.metadata)
+    _json_safe(f"metadata of record {record.id!r}", user)
+    block: dict[str, Any] = {
+        "scope": record.scope,
+        "importance": record.importance,
+        "created_at": _stamp(record.created_at),
+        "last_accessed": _stamp(record.last_accessed),
+        "private": record.private,
+    }
+    if record.source is not None:
+        block["source"] = record.source
+    if record.embedding is not None and not record.embedding:
+        block["empty_embedding"] = True
+    metadata: dict[str, Any] = {}
+    if RESERVED_KEYS.isdisjoint(user):
+        metadata.update(user)
+    else:
+        block["metadata"] = user
+    metadata["tags"] = list(record.categories)
+    metadata["source_framework"] = FRAMEWORK
+    metadata["type"] = "semantic"
+    if agent is not None:
+        metadata["source_agent"] = agent
+    metadata[_BLOCK] = block
+    out: dict[str, Any] = {
+        "key": key_for(record.scope, record.id),
+        "content": record.content,
+        "role": "memory",
+        "metadata": metadata,
+    }
+    if with_id:
+        out["id"] = record.id
+    if "salience" in layout.capabilities:
+        out["salience"] = record.importance
+    if record.embedding:
+        vector = list(record.embedding)  # floats already: MemoryRecord validated them
+        # One C-speed sum usually proves every component finite; look closer only if not.
+        if not math.isfinite(sum(vector)) and not all(math.isfinite(x) for x in vector):
+            raise ValueError(f"the embedding of record {record.id!r} holds a NaN or infinity")
+        out["embedding"] = vector
+    if layout.tier is not None:
+        out["tier"] = layout.tier
+    if session is not None and "sessions" in layout.capabilities:
+        out["session"] = session
+    return out
+
+
+def is_own(record: Record) -> bool:
+    """Whether ``record`` was written by this adapter (and so may be changed by it)."""
+    metadata = record.metadata or {}
+    return metadata.get("source_framework") == FRAMEWORK and isinstance(metadata.get(_BLOCK), dict)
+
+
+def _importance(salience: float | None) -> float:
+    # A salience of 0 is a server's default, not a statement (docs/rest-binding.md).
+    if salience is None or salience <= 0:
+        return 0.5
+    return min(float(salience), 1.0)
+
+
+def _categories(tags: Any) -> list[str]:
+    if isinstance(tags, list) and all(isinstance(tag, str) for tag in tags):
+        return list(tags)
+    return []
+
+
+def to_memory_record(record: Record) -> MemoryRecord:
+    """The ``MemoryRecord`` an A2M record reads as: exactly what was saved for this
+    adapter's records; for any other writer's, its key's path as the scope, its tags as
+    categories and its salience as importance."""
+    metadata = dict(record.metadata or {})
+    created = _naive_utc(record.created_at)
+    embedding = list(record.embedding) if record.embedding is not None else None
+    block = metadata.get(_BLOCK)
+    if is_own(record) and isinstance(block, dict):
+        if "metadata" in block and isinstance(block["metadata"], dict):
+            user = dict(block["metadata"])
+        else:
+            user = {k: v for k, v in metadata.items() if k not in RESERVED_KEYS}
+        if embedding is None and block.get("empty_embedding"):
+            embedding = []
+        source = block.get("source")
+        return MemoryRecord(
+            id=record.id,
+            content=record.content,
+            scope=str(block.get("scope", _scope_of_key(record.key))),
+            categories=_categories(metadata.get("tags")),
+            metadata=user,
+            importance=float(block.get("importance", _importance(record.salience))),
+            created_at=_moment(block.get("created_at"), created),
+            last_accessed=_moment(block.get("last_accessed"), created),
+            embedding=embedding,
+            source=source if isinstance(source, str) else None,
+            private=bool(block.get("private", False)),
+        )
+    accessed = _naive_utc(record.accessed_at) if record.accessed_at is not None else created
+    agent = metadata.get("source_agent")
+    return MemoryRecord(
+        id=record.id,
+        content=record.content,
+        scope=_scope_of_key(record.key),
+        categories=_categories(metadata.get("tags")),
+        metadata={k: v for k, v in metadata.items() if k != "tags"},
+        importance=_importance(record.salience),
+        created_at=created,
+        last_accessed=accessed,
+        embedding=embedding,
+        source=agent if isinstance(agent, str) else None,
+        private=False,
+    )
+
+
+# --- filters -------------------------------------------------------------------------
+
+
+def server_where(metadata_filter: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The part of ``metadata_filter`` the server can test with §5.2 equality and get
+    exactly Python's ``==`` answer: strings, on names that are not record fields. The rest
+    is tested here by :func:`matches`."""
+    where: dict[str, Any] = {}
+    for name, value in (metadata_filter or {}).items():
+        if isinstance(value, str) and name not in _RECORD_FIELDS:
+            where[name] = value
+    return where
+
+
+def matches(
+    record: MemoryRecord,
+    *,
+    scope_prefix: str | None = None,
+    categories: Sequence[str] | None = None,
+    metadata_filter: Mapping[str, Any] | None = None,
+    older_than: datetime | None = None,
+) -> bool:
+    """CrewAI's filter semantics: scope by segment, any of ``categories``, every
+    ``metadata_filter`` item equal, created strictly before ``older_than``."""
+    if scope_prefix is not None and not _within(record.scope, scope_prefix):
+        return False
+    if categories and not any(c in record.categories for c in categories):
+        return False
+    if metadata_filter and not all(record.metadata.get(k) == v for k, v in metadata_filter.items()):
+        return False
+    return older_than is None or _naive_utc(record.created_at) < _naive_utc(older_than)
+
+
+def scope_info(scope: str, records: Sequence[MemoryRecord]) -> ScopeInfo:
+    """What ``get_scope_info`` reports of ``scope`` from the records beneath it."""
+    path = "/" + "/".join(_segments(scope))
+    if not records:
+        return ScopeInfo(path=path)
+    categories = sorted({c for r in records for c in r.categories})
+    created = [r.created_at for r in records]
+    return ScopeInfo(
+        path=path,
+        record_count=len(records),
+        categories=categories,
+        oldest_record=min(created),
+        newest_record=max(created),
+        child_scopes=child_scopes((r.scope for r in records), path),
+    )

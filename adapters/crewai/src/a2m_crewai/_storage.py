@@ -1,0 +1,363 @@
+"""``A2MStorage``: CrewAI's ``StorageBackend`` protocol on an A2M server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from crewai.memory.types import MemoryRecord, ScopeInfo
+
+from a2m import A2MClient, AsyncA2MClient, EmbeddingMismatch
+
+from ._mapping import Layout, child_scopes, is_own, record_input, scope_info, to_memory_record
+from ._plan import (
+    QueryTexts,
+    delete_plan,
+    dimension_error,
+    layout_of,
+    listed,
+    listing_params,
+    newest_first,
+    search_plan,
+    searched,
+)
+
+__all__ = ["A2MStorage", "ForeignRecordError"]
+
+
+class ForeignRecordError(PermissionError):
+    """An update of a record another framework wrote: this adapter changes only its own."""
+
+
+class A2MStorage:
+    """CrewAI's ``StorageBackend`` on an A2M server, so every crew (and every other
+    framework) pointed at that server shares one memory.
+
+    ``client`` is an :class:`~a2m.A2MClient` (the caller's: never closed here) or a URL
+    (then this storage owns its clients; :meth:`close` them). The async members use
+    ``async_client``, or with a URL an :class:`~a2m.AsyncA2MClient` made on first use; with
+    only a sync client given they run it in a worker thread, never on the event loop.
+    ``agent`` and ``session`` go into every record's provenance.
+
+    Reads cross frameworks: ``search`` and the listings see every record in the scope,
+    whoever wrote it. Writes and deletes touch only records this adapter wrote. Nothing
+    touches the network until the first call."""
+
+    def __init__(
+        self,
+        client: A2MClient | str | None = None,
+        *,
+        async_client: AsyncA2MClient | None = None,
+        agent: str | None = None,
+        session: str | None = None,
+    ) -> None:
+        self._url: str | None = None
+        if isinstance(client, A2MClient):
+            self._client, self._owns_client = client, False
+        else:
+            self._url = client
+            self._client, self._owns_client = A2MClient(client), True
+        self._async_client = async_client
+        self._owns_async = False
+        self.agent = agent
+        self.session = session
+        self.query_texts = QueryTexts()
+        """The text of recent query embeddings (filled by :class:`~a2m_crewai.A2MMemory`),
+        sent beside the vector so the server ranks lexically too."""
+        self._layout: Layout | None = None
+
+    @property
+    def client(self) -> A2MClient:
+        """The synchronous client every sync member calls through."""
+        return self._client
+
+    # --- plumbing ----------------------------------------------------------------------
+
+    def _known(self) -> Layout:
+        if self._layout is None:
+            self._layout = layout_of(self._client.description or self._client.describe())
+        return self._layout
+
+    async def _aknown(self, client: AsyncA2MClient) -> Layout:
+        if self._layout is None:
+            self._layout = layout_of(client.description or await client.describe())
+        return self._layout
+
+    def _aclient(self) -> AsyncA2MClient | None:
+        if self._async_client is None and self._owns_client:
+            self._async_client, self._owns_async = AsyncA2MClient(self._url), True
+        return self._async_client
+
+    def _inputs(self, records: Sequence[MemoryRecord], layout: Layout) -> list[dict[str, Any]]:
+        return [record_input(r, layout, agent=self.agent, session=self.session) for r in records]
+
+    def _batches(self, items: list[Any], layout: Layout) -> list[list[Any]]:
+        size = max(layout.max_records_per_call, 1)
+        return [items[start : start + size] for start in range(0, len(items), size)]
+
+    def _list(
+        self, scope_prefix: str | None, *, own: bool = False, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        layout = self._known()
+        params = listing_params(layout, scope_prefix, own=own, vectors=vectors)
+        return listed(layout, self._client.timeline(**params).records, scope_prefix)
+
+    # --- StorageBackend: writes ----------------------------------------------------------
+
+    def save(self, records: list[MemoryRecord]) -> None:
+        """Store ``records``: one ``memory/remember`` for the batch (split only at the
+        server's ``max_records_per_call``), atomic as the server is. A record whose id is
+        already stored is left as it is (A2M ids make writes idempotent; use
+        :meth:`update` to change one). A record that cannot be stored exactly raises
+        ``ValueError`` and nothing of the batch is sent."""
+        if not records:
+            return
+        layout = self._known()
+        inputs = self._inputs(records, layout)
+        try:
+            for batch in self._batches(inputs, layout):
+                self._client.remember(batch)
+        except EmbeddingMismatch as exc:
+            raise dimension_error(exc) from exc
+
+    def update(self, record: MemoryRecord) -> None:
+        """Replace the record with ``record.id``: one ``memory/timeline`` to find it, then
+        one ``memory/remember`` at its key (the id survives), or a ``memory/forget`` and a
+        ``memory/remember`` when the scope moved it to another key. A record that is not
+        stored is saved. A record another framework wrote raises
+        :class:`ForeignRecordError` and is left unchanged."""
+        layout = self._known()
+        found = self._client.timeline(where={"id": record.id}, limit=1).records
+        fresh = record_input(record, layout, agent=self.agent, session=self.session)
+        if not found:
+            self.save([record])
+            return
+        current = found[0]
+        if not is_own(current):
+            raise ForeignRecordError(
+                f"record {record.id!r} was written by another framework; a2m-crewai "
+                "changes only the records it wrote"
+            )
+        try:
+            if current.key == fresh["key"]:
+                fresh.pop("id")  # an id already stored would make the write a no-op
+                self._client.remember([fresh])
+            else:
+                self._client.forget(ids=[record.id])
+                self._client.remember([fresh])
+        except EmbeddingMismatch as exc:
+            raise dimension_error(exc) from exc
+
+    def delete(
+        self,
+        scope_prefix: str | None = None,
+        categories: list[str] | None = None,
+        record_ids: list[str] | None = None,
+        older_than: datetime | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+    ) -> int:
+        """Delete this adapter's records matching every given criterion (scope by
+        segment, any of ``categories``, ids, created before ``older_than``, metadata
+        equal); none given deletes all of them. Returns how many went. One
+        ``memory/forget``, after one ``memory/timeline`` when categories, metadata or age
+        decide."""
+        layout = self._known()
+        plan = delete_plan(
+            layout, scope_prefix, categories, record_ids, older_than, metadata_filter
+        )
+        if plan is None:
+            return 0
+        if plan.forget is not None:
+            return self._client.forget(**plan.forget).forgotten
+        assert plan.listing is not None
+        chosen = plan.chosen(
+            listed(layout, self._client.timeline(**plan.listing).records, scope_prefix)
+        )
+        return sum(
+            self._client.forget(ids=batch).forgotten for batch in self._batches(chosen, layout)
+        )
+
+    def reset(self, scope_prefix: str | None = None) -> None:
+        """Delete every record this adapter wrote in ``scope_prefix`` (all of them for
+        ``None``); other frameworks' records stay. One ``memory/forget``."""
+        self.delete(scope_prefix=scope_prefix)
+
+    # --- StorageBackend: reads -----------------------------------------------------------
+
+    def search(
+        self,
+        query_embedding: list[float],
+        scope_prefix: str | None = None,
+        categories: list[str] | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        min_score: float = 0.0,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """The ``limit`` records most relevant to ``query_embedding`` (and to the query's
+        text, when :class:`~a2m_crewai.A2MMemory` carried it down), best first, as
+        ``(record, score)``: one ``memory/recall``. Scores rank within one call only."""
+        layout = self._known()
+        plan = search_plan(
+            layout,
+            self.query_texts,
+            query_embedding,
+            scope_prefix,
+            categories,
+            metadata_filter,
+            limit,
+            min_score,
+        )
+        if "embedding" not in plan.params and "query" not in plan.params:
+            return []
+        try:
+            return searched(plan, self._client.recall(**plan.params).records)
+        except EmbeddingMismatch as exc:
+            raise dimension_error(exc) from exc
+
+    def get_record(self, record_id: str) -> MemoryRecord | None:
+        """The record with ``record_id``, or ``None``: one ``memory/timeline``."""
+        params: dict[str, Any] = {"where": {"id": record_id}, "limit": 1}
+        if "embeddings" in self._known().capabilities:
+            params["embeddings"] = True
+        found = self._client.timeline(**params).records
+        return to_memory_record(found[0]) if found else None
+
+    def list_records(
+        self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0
+    ) -> list[MemoryRecord]:
+        """Records at or beneath ``scope_prefix``, newest first, ``limit`` from ``offset``:
+        one ``memory/timeline``."""
+        if limit <= 0 or offset < 0:
+            return []
+        records = newest_first(self._list(scope_prefix, vectors=True))
+        return records[offset : offset + limit]
+
+    def get_scope_info(self, scope: str) -> ScopeInfo:
+        """Count, categories, date range and child scopes of ``scope``: one timeline."""
+        return scope_info(scope, self._list(scope))
+
+    def list_scopes(self, parent: str = "/") -> list[str]:
+        """The immediate child scopes of ``parent``: one ``memory/timeline``."""
+        return child_scopes((r.scope for r in self._list(parent)), parent)
+
+    def list_categories(self, scope_prefix: str | None = None) -> dict[str, int]:
+        """Each category in ``scope_prefix`` and how many records carry it: one timeline."""
+        counts: dict[str, int] = {}
+        for record in self._list(scope_prefix):
+            for category in record.categories:
+                counts[category] = counts.get(category, 0) + 1
+        return counts
+
+    def count(self, scope_prefix: str | None = None) -> int:
+        """How many records are at or beneath ``scope_prefix``: one ``memory/timeline``."""
+        return len(self._list(scope_prefix))
+
+    # --- StorageBackend: async -----------------------------------------------------------
+
+    async def asave(self, records: list[MemoryRecord]) -> None:
+        """:meth:`save` on the async client."""
+        client = self._aclient()
+        if client is None:
+            await asyncio.to_thread(self.save, records)
+            return
+        if not records:
+            return
+        layout = await self._aknown(client)
+        inputs = self._inputs(records, layout)
+        try:
+            for batch in self._batches(inputs, layout):
+                await client.remember(batch)
+        except EmbeddingMismatch as exc:
+            raise dimension_error(exc) from exc
+
+    async def asearch(
+        self,
+        query_embedding: list[float],
+        scope_prefix: str | None = None,
+        categories: list[str] | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        min_score: float = 0.0,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """:meth:`search` on the async client."""
+        client = self._aclient()
+        if client is None:
+            return await asyncio.to_thread(
+                self.search,
+                query_embedding,
+                scope_prefix,
+                categories,
+                metadata_filter,
+                limit,
+                min_score,
+            )
+        layout = await self._aknown(client)
+        plan = search_plan(
+            layout,
+            self.query_texts,
+            query_embedding,
+            scope_prefix,
+            categories,
+            metadata_filter,
+            limit,
+            min_score,
+        )
+        if "embedding" not in plan.params and "query" not in plan.params:
+            return []
+        try:
+            return searched(plan, (await client.recall(**plan.params)).records)
+        except EmbeddingMismatch as exc:
+            raise dimension_error(exc) from exc
+
+    async def adelete(
+        self,
+        scope_prefix: str | None = None,
+        categories: list[str] | None = None,
+        record_ids: list[str] | None = None,
+        older_than: datetime | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+    ) -> int:
+        """:meth:`delete` on the async client."""
+        client = self._aclient()
+        if client is None:
+            return await asyncio.to_thread(
+                self.delete, scope_prefix, categories, record_ids, older_than, metadata_filter
+            )
+        layout = await self._aknown(client)
+        plan = delete_plan(
+            layout, scope_prefix, categories, record_ids, older_than, metadata_filter
+        )
+        if plan is None:
+            return 0
+        if plan.forget is not None:
+            return (await client.forget(**plan.forget)).forgotten
+        assert plan.listing is not None
+        listing = (await client.timeline(**plan.listing)).records
+        chosen = plan.chosen(listed(layout, listing, scope_prefix))
+        forgotten = 0
+        for batch in self._batches(chosen, layout):
+            forgotten += (await client.forget(ids=batch)).forgotten
+        return forgotten
+
+    # --- lifetime ------------------------------------------------------------------------
+
+    def __copy__(self) -> A2MStorage:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> A2MStorage:
+        # A handle on a shared server: copies of a Memory (a crew's copy(), kickoff_for_each)
+        # keep writing to the same store through the same clients.
+        return self
+
+    def close(self) -> None:
+        """Close the sync client if this storage made it (a caller's client stays open)."""
+        if self._owns_client:
+            self._client.close()
+
+    async def aclose(self) -> None:
+        """Close every client this storage made, the async one included."""
+        self.close()
+        if self._owns_async and self._async_client is not None:
+            await self._async_client.aclose()

@@ -1,0 +1,269 @@
+"""``where`` with operators: the filter language a server may declare beyond §5.2's
+equality (describe ``where.operators``), parsed and matched the same way by the client and
+the bundled server. ``docs/adapters.md`` states the semantics; in short:
+
+- a key names a record field (``role``, ``created_at``…), else a top-level metadata key,
+  exactly as in §5.2; a key starting with ``metadata.`` is a path into metadata
+  (``metadata.user.id``), one segment per dot;
+- a value is a scalar (``$eq``), a list (``$in``, as §5.2's "any of"), or an object of
+  operators that must all hold: ``{"$gte": 3, "$lt": 10}``;
+- values compare only with values of their own kind: numbers with numbers, strings with
+  strings (by code point), booleans only for equality; record timestamps as instants. A
+  missing key, or null, never matches a comparison; it matches ``$ne``, ``$nin`` and
+  ``$exists: false``.
+
+:func:`parse` refuses what cannot be meant (an unknown operator, ``$gt`` with an object,
+an empty ``$in``) with :class:`FilterError` naming the key; :func:`matches` runs a filter
+against one record's wire form."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._time import parse_timestamp, to_epoch_ms
+
+__all__ = [
+    "COMPARISONS",
+    "FIELD_NAMES",
+    "METADATA_PATH",
+    "OPERATORS",
+    "TIME_FIELDS",
+    "Condition",
+    "FilterError",
+    "matches",
+    "parse",
+    "uses_extension",
+]
+
+OPERATORS: tuple[str, ...] = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists")
+"""Every operator, in the order describe lists them."""
+COMPARISONS = frozenset({"$gt", "$gte", "$lt", "$lte"})
+"""The ordering operators: a number or a string, never null, a boolean or a container."""
+
+TIME_FIELDS = frozenset({"created_at", "accessed_at", "updated_at"})
+"""Record fields holding instants: compared as instants, their operands RFC 3339 strings."""
+FIELD_NAMES = frozenset(
+    {
+        "id",
+        "content",
+        "role",
+        "group",
+        "tier",
+        "owner",
+        "session",
+        "key",
+        "revision",
+        "uri",
+        "media_type",
+        "salience",
+        "access_count",
+    }
+    | TIME_FIELDS
+)
+"""Record fields a ``where`` key names directly; any other key is a metadata key."""
+
+METADATA_PATH = "metadata."
+"""The prefix of a nested metadata path: ``metadata.a.b`` is ``metadata["a"]["b"]``."""
+
+Kind = Literal["field", "time", "metadata"]
+
+
+class FilterError(ValueError):
+    """A ``where`` that cannot be meant; ``field`` is the offending key (``where.x``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One test of a parsed ``where``: ``op`` of ``operand`` on a field or metadata path."""
+
+    name: str
+    """The key as given."""
+    kind: Kind
+    target: tuple[str, ...]
+    """The field name (one element), or the metadata path's segments."""
+    op: str
+    operand: Any
+
+
+def _scalar(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (str, int, bool))
+
+
+def _target(name: Any) -> tuple[Kind, tuple[str, ...]]:
+    if not isinstance(name, str):
+        raise FilterError(f"where.{name}", "a where key is a string")
+    if name.startswith(METADATA_PATH):
+        segments = tuple(name[len(METADATA_PATH) :].split("."))
+        if not all(segments):
+            raise FilterError(f"where.{name}", "a metadata path has no empty segment")
+        return "metadata", segments
+    if name in TIME_FIELDS:
+        return "time", (name,)
+    if name in FIELD_NAMES:
+        return "field", (name,)
+    return "metadata", (name,)
+
+
+def _check(field: str, kind: Kind, op: str, operand: Any) -> None:
+    if op not in OPERATORS:
+        raise FilterError(
+            field, f"unknown operator {op!r}; the operators are {', '.join(OPERATORS)}"
+        )
+    if op in ("$eq", "$ne"):
+        if not _scalar(operand):
+            raise FilterError(field, f"{op} takes a string, number, boolean or null")
+    elif op in COMPARISONS:
+        if kind == "time":
+            if not isinstance(operand, str) or not _instant(operand):
+                raise FilterError(field, f"{op} on a timestamp takes an RFC 3339 string")
+        elif isinstance(operand, bool) or not (
+            isinstance(operand, str) or (isinstance(operand, (int, float)) and _scalar(operand))
+        ):
+            raise FilterError(field, f"{op} takes a number or a string, not {operand!r}")
+    elif op in ("$in", "$nin"):
+        if not isinstance(operand, list) or not operand:
+            raise FilterError(field, f"{op} takes a non-empty list")
+        if not all(_scalar(item) for item in operand):
+            raise FilterError(field, f"{op} takes a list of strings, numbers, booleans or nulls")
+    elif not isinstance(operand, bool):  # $exists
+        raise FilterError(field, "$exists takes true or false")
+
+
+def parse(where: Mapping[str, Any] | None) -> list[Condition]:
+    """Every test ``where`` makes, checked; :class:`FilterError` names the first bad key."""
+    if where is None:
+        return []
+    if not isinstance(where, Mapping):
+        raise FilterError("where", "where is an object of keys to conditions")
+    conditions = []
+    for name, expected in where.items():
+        kind, target = _target(name)
+        field = f"where.{name}"
+        if isinstance(expected, Mapping):
+            if not expected:
+                raise FilterError(field, "an operator object needs at least one operator")
+            for op, operand in expected.items():
+                _check(field, kind, str(op), operand)
+                conditions.append(Condition(name, kind, target, str(op), operand))
+        elif isinstance(expected, list):
+            if not all(_scalar(item) for item in expected):
+                raise FilterError(field, "a list holds strings, numbers, booleans or nulls")
+            conditions.append(Condition(name, kind, target, "$in", expected))
+        elif _scalar(expected):
+            conditions.append(Condition(name, kind, target, "$eq", expected))
+        else:
+            raise FilterError(field, f"{expected!r} is not a value or an operator object")
+    return conditions
+
+
+def uses_extension(where: Mapping[str, Any] | None) -> bool:
+    """Whether ``where`` goes beyond §5.2 equality (an operator object, or a nested
+    metadata path), so that only a server declaring operators may be sent it."""
+    if not where:
+        return False
+    return any(
+        isinstance(value, Mapping) or (isinstance(name, str) and name.startswith(METADATA_PATH))
+        for name, value in where.items()
+    )
+
+
+# --- matching one record ----------------------------------------------------------------
+
+
+def _instant(value: Any) -> int | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return to_epoch_ms(parse_timestamp(value))
+    except ValueError:
+        return None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _lookup(record: Mapping[str, Any], condition: Condition) -> Any:
+    if condition.kind != "metadata":
+        return record.get(condition.target[0])
+    value: Any = record.get("metadata")
+    for segment in condition.target:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(segment)
+    return value
+
+
+def _equal(kind: Kind, value: Any, operand: Any) -> bool:
+    if operand is None:
+        return value is None
+    if kind == "time":
+        moment = _instant(operand)
+        return moment is not None and _instant(value) == moment
+    if isinstance(operand, bool) or isinstance(value, bool):
+        return isinstance(operand, bool) and isinstance(value, bool) and value == operand
+    if _number(operand):
+        return _number(value) and bool(value == operand)
+    return isinstance(value, str) and value == operand
+
+
+def _ordered(kind: Kind, value: Any, op: str, operand: Any) -> bool:
+    left: Any
+    right: Any
+    if kind == "time":
+        left, right = _instant(value), _instant(operand)
+        if left is None or right is None:
+            return False
+    elif _number(operand):
+        if not _number(value):
+            return False
+        left, right = value, operand
+    elif isinstance(value, str):
+        left, right = value, operand
+    else:
+        return False
+    if op == "$gt":
+        return bool(left > right)
+    if op == "$gte":
+        return bool(left >= right)
+    if op == "$lt":
+        return bool(left < right)
+    return bool(left <= right)
+
+
+def _holds(condition: Condition, value: Any) -> bool:
+    op, operand, kind = condition.op, condition.operand, condition.kind
+    if op == "$eq":
+        return _equal(kind, value, operand)
+    if op == "$ne":
+        return not _equal(kind, value, operand)
+    if op == "$in":
+        return any(_equal(kind, value, item) for item in operand)
+    if op == "$nin":
+        return not any(_equal(kind, value, item) for item in operand)
+    if op == "$exists":
+        return (value is not None) is operand
+    return _ordered(kind, value, op, operand)
+
+
+def matches(where: Mapping[str, Any] | None, record: Mapping[str, Any]) -> bool:
+    """Whether the record ``record`` (its wire form: fields, and ``metadata``) passes
+    ``where``, as a server declaring operators would decide it."""
+    return all(_holds(condition, _lookup(record, condition)) for condition in parse(where))
+
+
+def conditions_by_name(conditions: Sequence[Condition]) -> dict[str, list[Condition]]:
+    """The conditions of a parsed ``where`` grouped by key, in order."""
+    grouped: dict[str, list[Condition]] = {}
+    for condition in conditions:
+        grouped.setdefault(condition.name, []).append(condition)
+    return grouped

@@ -1,0 +1,238 @@
+"""``where`` operators and keyset paging on the bundled server (SQLite): every operator on
+record fields, metadata keys and nested paths over metadata of mixed types, checked
+against :func:`a2m_types.filters.matches` (the client's fallback must agree with the SQL);
+bad input refused as INVALID_PARAMS naming the field, nothing written or deleted; and
+both features switched off by configuration."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from a2m_server import A2MServer, ProtocolError, ServerConfig
+from a2m_server.server import Connection
+from a2m_types import ErrorCode
+from a2m_types.filters import matches
+
+MIXED: list[Any] = [
+    0,
+    1,
+    2.5,
+    -3,
+    10,
+    "10",
+    "2",
+    "abc",
+    "",
+    True,
+    False,
+    None,
+    [1, 2],
+    {"n": 1},
+    2**70,
+    "2026-01-01T00:00:00Z",
+]
+"""Values of every JSON kind for one metadata key, so each comparison meets each kind."""
+
+OPERANDS: dict[str, list[Any]] = {
+    "$eq": [1, 10, "10", "abc", True, False, None, 2.5, 2**70],
+    "$ne": [1, "abc", True, None],
+    "$gt": [0, 2, 2.5, "2", "", "abc", -(2**80)],
+    "$gte": [1, 10, "10", "2026"],
+    "$lt": [2, "2", "b", 2**71],
+    "$lte": [-3, 0, "abc"],
+    "$in": [[1, "10"], [True, None], ["abc", 2.5, 99]],
+    "$nin": [[1, "10"], [None], [True, False]],
+    "$exists": [True, False],
+}
+
+
+@pytest.fixture
+def peer() -> Iterator[Connection]:
+    with A2MServer() as server, server.connect() as connection:
+        connection.call("memory/describe", {})
+        records = [
+            {"content": f"value {n}", "role": "user" if n % 2 else "tool", "metadata": meta}
+            for n, meta in enumerate(_metadata())
+        ]
+        connection.call("memory/remember", {"records": records})
+        yield connection
+
+
+def _metadata() -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = [{"v": value, "deep": {"v": value}} for value in MIXED]
+    found.append({})  # the key missing altogether
+    found.append({"deep": "not an object"})  # a path through a non-object
+    return found
+
+
+def _all(peer: Connection) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = peer.call("memory/timeline", {})["records"]
+    return records
+
+
+def _ids(peer: Connection, where: dict[str, Any]) -> set[str]:
+    return {r["id"] for r in peer.call("memory/timeline", {"where": where})["records"]}
+
+
+def _cases() -> Iterator[tuple[str, Any]]:
+    for op, operands in OPERANDS.items():
+        for operand in operands:
+            yield op, operand
+
+
+@pytest.mark.parametrize("key", ["v", "metadata.deep.v", "metadata.v"])
+def test_every_operator_runs_in_sql_as_the_client_matches(peer: Connection, key: str) -> None:
+    records = _all(peer)
+    assert len(records) == len(MIXED) + 2
+    for op, operand in _cases():
+        where = {key: {op: operand}}
+        expected = {r["id"] for r in records if matches(where, r)}
+        assert _ids(peer, where) == expected, f"{where}"
+
+
+def test_the_semantics_by_example(peer: Connection) -> None:
+    def values(where: dict[str, Any]) -> list[Any]:
+        found = peer.call("memory/timeline", {"where": where})["records"]
+        return [r["metadata"].get("v", "<missing>") for r in found]
+
+    assert values({"v": {"$gt": 2}}) == [2.5, 10, 2**70], "numbers compare with numbers only"
+    assert values({"v": {"$gt": "2"}}) == ["abc", "2026-01-01T00:00:00Z"], "strings by code point"
+    assert values({"v": {"$lt": 1}}) == [0, -3], "booleans are not numbers"
+    assert values({"v": {"$eq": 1}}) == [1]
+    assert values({"v": True}) == [True]
+    assert values({"v": {"$exists": False}}) == [None, "<missing>", "<missing>"]
+    assert "<missing>" not in values({"v": {"$gt": -(10**30)}}), "a missing key never matches $gt"
+    assert "<missing>" in values({"v": {"$ne": 1}}), "a missing key is not equal to 1"
+    assert values({"v": {"$gte": 0, "$lt": 2.5}}) == [0, 1], "every operator of an object holds"
+    assert values({"metadata.deep.v": {"$in": ["abc", 10]}}) == [10, "abc"]
+
+
+def test_record_fields_and_timestamps_take_operators(peer: Connection) -> None:
+    time.sleep(0.01)  # a later millisecond than the fixture's batch
+    peer.call("memory/remember", {"records": [{"content": "later", "session": "s1"}]})
+    records = _all(peer)
+    middle = records[-1]["created_at"]
+    for where in (
+        {"role": {"$ne": "user"}},
+        {"role": {"$in": ["tool"]}},
+        {"created_at": {"$gte": middle}},
+        {"created_at": {"$lt": middle}},
+        {"salience": {"$gte": 0}},
+        {"access_count": {"$lt": 1}},
+        {"session": {"$exists": False}},
+        {"content": {"$gt": "value 5"}},
+    ):
+        expected = {r["id"] for r in records if matches(where, r)}
+        assert _ids(peer, where) == expected, f"{where}"
+        assert expected, f"{where} selects something here"
+
+
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [
+        ({"v": {"$regex": "^a"}}, "where.v"),
+        ({"v": {"$gt": {"n": 1}}}, "where.v"),
+        ({"v": {"$gt": True}}, "where.v"),
+        ({"v": {"$lt": None}}, "where.v"),
+        ({"v": {"$in": []}}, "where.v"),
+        ({"v": {"$nin": "abc"}}, "where.v"),
+        ({"v": {"$in": [{"a": 1}]}}, "where.v"),
+        ({"v": {"$exists": "yes"}}, "where.v"),
+        ({"v": {}}, "where.v"),
+        ({"metadata..v": 1}, "where.metadata..v"),
+        ({"created_at": {"$gt": "yesterday"}}, "where.created_at"),
+        ({"v": {"$eq": [1]}}, "where.v"),
+    ],
+)
+def test_a_filter_that_cannot_be_meant_is_invalid_params(
+    peer: Connection, where: dict[str, Any], field: str
+) -> None:
+    before = len(_all(peer))
+    for method in ("memory/timeline", "memory/recall", "memory/forget"):
+        with pytest.raises(ProtocolError) as caught:
+            peer.call(method, {"where": where})
+        assert caught.value.code == ErrorCode.INVALID_PARAMS
+        assert (caught.value.data or {}).get("field") == field, caught.value.message
+        assert field in caught.value.message
+    assert len(_all(peer)) == before, "nothing was deleted"
+
+
+def test_forget_takes_operators_and_deletes_just_the_matches(peer: Connection) -> None:
+    where = {"v": {"$gte": 1, "$lte": 10}}
+    doomed = _ids(peer, where)
+    assert len(doomed) == 3  # 1, 2.5 and 10
+    assert peer.call("memory/forget", {"where": where})["forgotten"] == 3
+    assert not _ids(peer, where)
+    assert len(_all(peer)) == len(MIXED) + 2 - 3
+
+
+def _page_all(peer: Connection, size: int, **params: Any) -> tuple[list[str], int]:
+    ids: list[str] = []
+    cursor: str | None = ""
+    calls = 0
+    while cursor is not None:
+        result = peer.call("memory/timeline", {**params, "limit": size, "cursor": cursor})
+        ids += [r["id"] for r in result["records"]]
+        cursor = result["next_cursor"]
+        calls += 1
+    return ids, calls
+
+
+def test_cursor_pages_oldest_first_to_the_end(peer: Connection) -> None:
+    every = [r["id"] for r in _all(peer)]
+    for size in (1, 5, 17, 18, 1000):
+        ids, calls = _page_all(peer, size)
+        assert ids == every, f"pages of {size}"
+        assert calls == max(1, -(-len(every) // size)), "the last page says it is the last"
+    ids, _ = _page_all(peer, 4, where={"v": {"$exists": True}})
+    assert ids == [r["id"] for r in _all(peer) if matches({"v": {"$exists": True}}, r)]
+
+
+def test_a_cursor_is_bound_to_its_store_and_its_listing(peer: Connection) -> None:
+    first = peer.call("memory/timeline", {"limit": 2, "cursor": ""})["next_cursor"]
+    assert isinstance(first, str)
+    with A2MServer() as other, other.connect() as stranger:
+        stranger.call("memory/remember", {"records": [{"content": "x"}, {"content": "y"}]})
+        foreign = stranger.call("memory/timeline", {"limit": 1, "cursor": ""})["next_cursor"]
+    flipped = first[:-1] + ("A" if first[-1] != "A" else "B")
+    for cursor, params in itertools.chain(
+        [(foreign, {}), (flipped, {}), ("garbage", {}), ("p1.e30.AAAA", {})],
+        [(first, {"where": {"role": "user"}}), (first, {"key_prefix": "a"})],
+    ):
+        with pytest.raises(ProtocolError) as caught:
+            peer.call("memory/timeline", {"limit": 2, "cursor": cursor, **params})
+        assert caught.value.code == ErrorCode.INVALID_PARAMS
+        assert (caught.value.data or {}).get("field") == "cursor"
+
+
+def test_describe_declares_both_and_a_plain_server_neither() -> None:
+    with A2MServer() as server, server.connect() as connection:
+        described = connection.call("memory/describe", {})
+        assert described["timeline"] == {"cursor": True}
+        assert described["where"]["operators"] == [
+            "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists"
+        ]  # fmt: skip
+    plain = ServerConfig(timeline_cursor=False, where_operators=False)
+    with A2MServer(plain) as server, server.connect() as connection:
+        described = connection.call("memory/describe", {})
+        assert "timeline" not in described
+        assert "where" not in described
+
+
+def test_a_plain_server_ignores_a_cursor_and_refuses_operators() -> None:
+    plain = ServerConfig(timeline_cursor=False, where_operators=False)
+    with A2MServer(plain) as server, server.connect() as connection:
+        connection.call("memory/remember", {"records": [{"content": f"c{n}"} for n in range(5)]})
+        result = connection.call("memory/timeline", {"limit": 2, "cursor": ""})
+        assert [r["content"] for r in result["records"]] == ["c3", "c4"], "the newest two (§4.4)"
+        assert "next_cursor" not in result
+        for where in ({"n": {"$gt": 1}}, {"metadata.a.b": 1}):
+            with pytest.raises(ProtocolError) as caught:
+                connection.call("memory/timeline", {"where": where})
+            assert caught.value.code == ErrorCode.INVALID_PARAMS
+        assert connection.call("memory/timeline", {"where": {"role": None}})["records"]
