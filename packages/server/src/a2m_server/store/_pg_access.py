@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._pg_adapt import Float8Array
-from ._pg_filter import Sql, add_scope, build_filter, dump_json
+from ._pg_filter import Sql, add_scope, build_filter, dump_json, jsonb_text
 from ._pg_text import query_lexemes, tsquery, tsvector
 from .base import (
     EventRow,
@@ -116,12 +116,7 @@ def row_to_record(row: Sequence[Any], *, with_vector: bool) -> StoredRecord:
 
 
 def _meta_jsonb(metadata: Mapping[str, Any] | None) -> str | None:
-    if metadata is None:
-        return None
-    text = dump_json(metadata)
-    # jsonb cannot hold U+0000; filters then see the value without it (the verbatim
-    # text column keeps it).
-    return text.replace("\\u0000", "") if "\\u0000" in text else text
+    return None if metadata is None else jsonb_text(metadata)
 
 
 def _bm25_idf(rows: int, hits: int) -> float:

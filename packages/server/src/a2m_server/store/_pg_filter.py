@@ -11,7 +11,7 @@ from a2m_types.filters import Condition, parse
 
 from .base import RecordFilter, Scope
 
-__all__ = ["Sql", "add_scope", "build_filter", "dump_json"]
+__all__ = ["Sql", "add_scope", "build_filter", "dump_json", "jsonb_text"]
 
 _TEXT_COLUMNS = {
     "id": "id",
@@ -35,6 +35,23 @@ _TIME_COLUMNS = {
 
 def dump_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_without_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_nul(key): _without_nul(item) for key, item in value.items()}
+    return value
+
+
+def jsonb_text(value: Any) -> str:
+    """``value`` as text for a ``jsonb`` parameter. jsonb cannot hold U+0000, so stored
+    metadata's jsonb copy and every value compared with it go without it (the verbatim
+    metadata text keeps it)."""
+    return dump_json(_without_nul(value))
 
 
 class Sql:
@@ -114,7 +131,7 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
                 alternatives.append("coalesce(r.meta #> %s = %s::jsonb, FALSE)")
                 params += [path, "true" if value else "false"]
             elif _is_number(value) or isinstance(value, str):
-                scalars.append(dump_json(value))
+                scalars.append(jsonb_text(value))
         if scalars:
             # Containers and booleans never equal a scalar; numbers compare as numbers.
             alternatives.append(
@@ -241,8 +258,8 @@ def build_filter(where: RecordFilter, now: int) -> Sql:
         sql.add(
             "(CASE jsonb_typeof(r.meta -> 'tags') WHEN 'array' THEN r.meta -> 'tags' @> %s::jsonb "
             "ELSE r.meta -> 'tags' = %s::jsonb END)",
-            dump_json([tag]),
-            dump_json(tag),
+            jsonb_text([tag]),
+            jsonb_text(tag),
         )
     if where.with_embedding:
         sql.add("r.dims IS NOT NULL")
