@@ -13,8 +13,14 @@ from a2m_server import A2MServer
 from a2m_testing.servers import serve_http
 
 
+@pytest.fixture(autouse=True)
+def _store(store_backend: str) -> str:
+    """Every test here runs on each store backend (see tests/conftest.py)."""
+    return store_backend
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[A2MServer]:
+def server(store_backend: str) -> Iterator[A2MServer]:
     with A2MServer() as server:
         yield server
 

@@ -38,8 +38,16 @@ def binding(request: pytest.FixtureRequest) -> str:
     return name
 
 
+@pytest.fixture(autouse=True)
+def _store(store_backend: str) -> str:
+    """Every test here runs on each store backend (see tests/conftest.py)."""
+    return store_backend
+
+
 @pytest.fixture(scope="module")
-def module_peer_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PeerFactory]:
+def module_peer_factory(
+    tmp_path_factory: pytest.TempPathFactory, store_backend: str
+) -> Iterator[PeerFactory]:
     factory = PeerFactory(tmp_path_factory.mktemp("spec-module"))
     try:
         yield factory
@@ -48,7 +56,7 @@ def module_peer_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pe
 
 
 @pytest.fixture
-def make_peer(tmp_path: Path) -> Iterator[PeerFactory]:
+def make_peer(tmp_path: Path, store_backend: str) -> Iterator[PeerFactory]:
     factory = PeerFactory(tmp_path)
     try:
         yield factory

@@ -36,6 +36,7 @@ from referencing import Registry, Resource
 from a2m_server import A2MServer, ServerConfig, TierConfig
 from a2m_testing.servers import serve_http, stdio_command
 from a2m_types import json_schema
+from store_backends import resolve_db
 
 __all__ = [
     "BINDINGS",
@@ -546,7 +547,7 @@ class PeerFactory:
         """A peer on a new server. ``config`` applies on every binding (for stdio, as a
         TOML file plus ``cli_args``); ``db`` defaults to a private in-memory store."""
         config = config or ServerConfig()
-        database = str(db) if db is not None else ":memory:"
+        database = str(resolve_db(str(db) if db is not None else ":memory:"))
         if binding == "stdio":
             path = self.directory / f"config-{next(self._count)}.toml"
             path.write_text(config_toml(config), encoding="utf-8")

@@ -303,6 +303,7 @@ _FTS_INTERNALS = (
 
 
 @pytest.mark.spec("4.7")
+@pytest.mark.sqlite_only("reads the SQLite file's pages")
 def test_4_7_dropped_records_are_really_gone_from_the_file(
     binding: str, make_peer: PeerFactory, tmp_path: Path
 ) -> None:
@@ -347,6 +348,7 @@ def test_4_7_dropped_records_are_really_gone_from_the_file(
 
 @pytest.mark.spec("4.7")
 @pytest.mark.parametrize("how", ["dropped", "forgotten"])
+@pytest.mark.sqlite_only("reads the SQLite file's bytes")
 def test_deleted_content_does_not_linger_in_the_file_bytes(tmp_path: Path, how: str) -> None:
     """A stricter reading of issue 2's "really gone": once the server has closed the file,
     its bytes (pages on the freelist, full-text index segments) no longer hold the
@@ -368,6 +370,7 @@ def test_deleted_content_does_not_linger_in_the_file_bytes(tmp_path: Path, how: 
     assert secret.encode() not in data
 
 
+@pytest.mark.sqlite_only("reads the SQLite file's meta table; test_pg_faults covers PostgreSQL")
 def test_the_database_carries_a_schema_version(tmp_path: Path) -> None:
     """Issue 2: the file records its schema version so later releases can migrate it."""
     db = str(tmp_path / "version.db")

@@ -1,5 +1,6 @@
 """The ``a2m-server`` command: ``serve`` runs the HTTP binding under uvicorn, ``stdio``
-serves one peer over stdin/stdout.
+serves one peer over stdin/stdout, ``export`` and ``import`` move records between stores
+as JSON Lines.
 
 Configuration errors are reported in one line on stderr with exit code 2, never as a
 traceback; the store is closed on every way out."""
@@ -60,6 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = _config(args)
         if args.command == "serve":
             return _serve(args, config)
+        if args.command == "export":
+            return _export(args, config)
+        if args.command == "import":
+            return _import(args, config)
         return _stdio(args, config)
     except _UsageError as exc:
         _fail(str(exc))
@@ -69,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="a2m-server",
-        description="The bundled A2M 0.1 memory server, on an embedded SQLite store.",
+        description="The bundled A2M 0.1 memory server, on embedded SQLite or PostgreSQL.",
     )
     parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -101,6 +106,12 @@ def _parser() -> argparse.ArgumentParser:
 
     stdio = commands.add_parser("stdio", help="serve one peer over stdin/stdout (§8.2)")
     _common_options(stdio, default_log_level="warning")
+
+    export = commands.add_parser("export", help="write every record to stdout as JSON Lines")
+    _common_options(export, default_log_level="warning")
+    restore = commands.add_parser("import", help="load records written by export")
+    _common_options(restore, default_log_level="warning")
+    restore.add_argument("dump", metavar="FILE", help="a file written by a2m-server export")
     return parser
 
 
@@ -108,7 +119,14 @@ def _common_options(parser: argparse.ArgumentParser, *, default_log_level: str) 
     parser.add_argument(
         "--db",
         default=os.environ.get("A2M_DB", "a2m.db"),
-        help="SQLite file, or :memory: (default: $A2M_DB, else ./a2m.db)",
+        help="SQLite file, :memory:, or a postgresql://user@host/db URL "
+        "(default: $A2M_DB, else ./a2m.db)",
+    )
+    parser.add_argument(
+        "--vector-index",
+        choices=("exact", "hnsw"),
+        default="exact",
+        help="PostgreSQL only: search vectors exactly (default) or through an HNSW index",
     )
     parser.add_argument("--config", metavar="FILE", help="TOML configuration file")
     parser.add_argument("--read-only", action="store_true", default=None, help="refuse every write")
@@ -190,11 +208,56 @@ def _open_server(args: argparse.Namespace, config: ServerConfig) -> A2MServer:
     import sqlite3
 
     from .server import A2MServer
+    from .store import is_postgres_url
 
     try:
-        return A2MServer(config, db=args.db)
-    except (sqlite3.Error, OSError, RuntimeError) as exc:
-        raise _UsageError(f"cannot open the store at {args.db}: {_one_line(exc)}") from None
+        return A2MServer(config, db=args.db, vector_index=args.vector_index)
+    except (sqlite3.Error, OSError, RuntimeError, ValueError) as exc:
+        where = "the database" if is_postgres_url(args.db) else f"the store at {args.db}"
+        message = _one_line(exc)
+        if is_postgres_url(args.db) and message.startswith(("cannot", "not a usable")):
+            raise _UsageError(message) from None
+        raise _UsageError(f"cannot open {where}: {message}") from None
+
+
+def _export(args: argparse.Namespace, config: ServerConfig) -> int:
+    from .transfer import export_records
+
+    server = _open_server(args, config)
+    try:
+        count = export_records(server.store, sys.stdout)
+        sys.stdout.flush()
+    finally:
+        server.close()
+    log.info("exported %d records", count)
+    return EXIT_OK
+
+
+def _import(args: argparse.Namespace, config: ServerConfig) -> int:
+    from .store import StoreError
+    from .transfer import DumpError, import_records
+
+    try:
+        source = open(args.dump, encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise _UsageError(f"{args.dump}: {_one_line(exc)}") from None
+    server = _open_server(args, config)
+    try:
+        with source:
+            read, added = import_records(server.store, source)
+    except DumpError as exc:
+        _fail(f"{args.dump}: {exc}; nothing was imported")
+        return EXIT_FAILURE
+    except UnicodeDecodeError as exc:
+        _fail(f"{args.dump}: not UTF-8 text ({exc.reason}); nothing was imported")
+        return EXIT_FAILURE
+    except StoreError as exc:
+        _fail(f"{args.dump}: the store failed: {exc}")
+        return EXIT_FAILURE
+    finally:
+        server.close()
+    print(f"imported {added} of {read} records ({read - added} already present)", file=sys.stderr)
+    return EXIT_OK
 
 
 def _serve(args: argparse.Namespace, config: ServerConfig) -> int:

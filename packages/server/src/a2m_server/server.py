@@ -21,7 +21,8 @@ from .config import ServerConfig
 from .dispatch import decode, encode, error_response, handle_message, handle_text
 from .errors import ProtocolError
 from .protocol import CallContext, Protocol
-from .store import SQLiteStore, Store
+from .protocol.handlers import HANDLERS
+from .store import Store, open_store
 from .store._fts import POSTING_BUDGET
 
 __all__ = ["A2MServer", "Connection", "NotificationHandler", "Transport"]
@@ -39,8 +40,9 @@ class A2MServer:
     """An A2M 0.1 server over one store.
 
     ``A2MServer()`` is a private in-memory store with every capability; pass ``db`` for a
-    file, ``config`` to change capabilities, tiers or limits, or ``store`` for another
-    backend. Thread-safe: bindings may call connections from many threads at once."""
+    SQLite file or a ``postgresql://`` URL (``vector_index="hnsw"`` indexes its vectors
+    approximately), ``config`` to change capabilities, tiers or limits, or ``store`` for
+    another backend. Thread-safe: bindings may call connections from many threads at once."""
 
     def __init__(
         self,
@@ -48,16 +50,18 @@ class A2MServer:
         *,
         db: str | Path = ":memory:",
         store: Store | None = None,
+        vector_index: str = "exact",
     ) -> None:
         self.config = config or ServerConfig()
-        self.store = store or SQLiteStore(
+        self.store = store or open_store(
             db,
             metric=self.config.metric,
             event_retention=self.config.event_retention,
+            vector_index=vector_index,
             posting_budget=None if self.config.exact_ranking else POSTING_BUDGET,
         )
         self._owns_store = store is None
-        self.protocol = Protocol(self.config, self.store)
+        self.protocol = Protocol(self.config, self.store, HANDLERS)
         self._ids = itertools.count(1)
         self._closed = False
         self._lock = threading.Lock()

@@ -22,11 +22,13 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from a2m_server._web import PRINCIPAL_SCOPE_KEY as _PRINCIPAL_SCOPE_KEY
+from a2m_server._web import principal_of, utf8
 from a2m_server.auth import TokenMap
 from a2m_server.dispatch import encode, error_response
 from a2m_server.server import A2MServer
@@ -38,8 +40,6 @@ from a2m_types import (
     ErrorCode,
     is_compatible,
 )
-
-from . import utf8
 
 __all__ = [
     "CORS_ALLOWED_HEADERS",
@@ -61,7 +61,6 @@ CORS_ALLOWED_METHODS = ("POST", "GET", "DELETE")
 CORS_ALLOWED_HEADERS = ("Content-Type", "Authorization", PROTOCOL_HEADER)
 CORS_EXPOSED_HEADERS = (DELETED_COUNT_HEADER,)
 
-_PRINCIPAL_SCOPE_KEY = "a2m.principal"
 _BODY_SCOPE_KEY = "a2m.body"
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 # As many worker threads as anyio's default limiter allows.
@@ -134,13 +133,6 @@ def create_app(
     )
     app.state.a2m_server = server
     return app
-
-
-def principal_of(request: HTTPConnection) -> str | None:
-    """The authenticated principal of a request or WebSocket that passed the gate (``None``
-    without auth)."""
-    principal = request.scope.get(_PRINCIPAL_SCOPE_KEY)
-    return principal if isinstance(principal, str) else None
 
 
 def _normalise_origin(origin: str) -> str:

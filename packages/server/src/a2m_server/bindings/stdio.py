@@ -10,11 +10,10 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
+from a2m_server._web import utf8
 from a2m_server.dispatch import encode, error_response
 from a2m_server.server import A2MServer
 from a2m_types import ErrorCode
-
-from . import utf8
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "run_stdio"]
 

@@ -6,7 +6,7 @@ Each method's own logic lives in a sibling module; this one wires them together.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -14,11 +14,11 @@ from pydantic import ValidationError
 
 from a2m_server.config import ServerConfig, TierConfig
 from a2m_server.errors import ProtocolError
-from a2m_server.store import Scope, Store, StoreWriter
+from a2m_server.store import Scope, Store, StoreError, StoreWriter
 from a2m_types import METHODS, ErrorCode, ForgetParams, Params, SummarizeParams, field_capabilities
 
 from .context import CallContext
-from .events import deletion_event
+from .hub import EventHub, deletion_event
 
 __all__ = ["Protocol", "now_ms"]
 
@@ -78,14 +78,13 @@ def _unencodable_path(value: Any, path: str = "") -> str | None:
 class Protocol:
     """Runs ``memory/*`` methods against a store, under one configuration."""
 
-    def __init__(self, config: ServerConfig, store: Store) -> None:
-        from .events import EventHub
-        from .handlers import HANDLERS
-
+    def __init__(self, config: ServerConfig, store: Store, handlers: Mapping[str, Handler]) -> None:
+        """``handlers`` is the method table (``protocol.handlers.HANDLERS``), passed in so
+        this module never imports the methods that build on it."""
         self.config = config
         self.store = store
-        self.events = EventHub(self)
-        self._handlers: dict[str, Handler] = HANDLERS
+        self.events = EventHub(store)
+        self._handlers: Mapping[str, Handler] = handlers
         self.shared_tiers = tuple(tier.name for tier in config.tiers if tier.shared)
 
     # --- entry point -------------------------------------------------------------------
@@ -115,6 +114,13 @@ class Protocol:
         self._gate_params(ctx, method, parsed)
         try:
             return handler(self, ctx, parsed)
+        except StoreError as exc:
+            # A lost connection or a cancelled statement: the transaction rolled back.
+            raise ProtocolError(
+                ErrorCode.INTERNAL_ERROR,
+                f"{method} failed in the store and changed nothing: {exc}",
+                {"retryable": True},
+            ) from None
         except UnicodeEncodeError:
             # JSON can spell a lone surrogate ("\\ud800"); no UTF-8 store can keep one.
             raise ProtocolError.invalid_params(

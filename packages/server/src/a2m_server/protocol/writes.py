@@ -16,8 +16,8 @@ from a2m_types.rest import MAX_TTL_SECONDS
 
 from .context import CallContext
 from .core import Protocol, now_ms
-from .events import deletion_event
 from .filtering import checked_where
+from .hub import deletion_event
 from .tiers import enforce_capacity
 
 __all__ = ["WriteRequest", "forget", "prepare_write", "remember", "write_records"]

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 from starlette.responses import Response
 
-from a2m_server.bindings import utf8
+from a2m_server._web import utf8
 from a2m_server.dispatch import encode
 from a2m_server.errors import ProtocolError
 from a2m_types import REST_ERROR_STATUS, ErrorCode, rest_error_for

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from a2m_server.bindings.http import principal_of
+from a2m_server._web import principal_of
 from a2m_server.errors import ProtocolError
 from a2m_server.server import A2MServer
 from a2m_types import DELETED_COUNT_HEADER, METHODS, EntryWrite, ErrorCode, QueryRequest

@@ -19,7 +19,7 @@ import anyio
 import anyio.to_thread
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from a2m_server.bindings.http import principal_of
+from a2m_server._web import principal_of
 from a2m_server.protocol.core import now_ms
 from a2m_server.server import A2MServer, Connection
 from a2m_server.store import StoredRecord, StoreReader

@@ -1,5 +1,7 @@
-"""Storage backends behind one interface (:class:`Store`)."""
+"""Storage backends behind one interface (:class:`Store`): embedded SQLite, and
+PostgreSQL with pgvector (:mod:`a2m_server.store.postgres`, needs ``a2m-server[postgres]``)."""
 
+from ._open import is_postgres_url, open_store
 from .base import (
     EventRow,
     NewRecord,
@@ -8,6 +10,7 @@ from .base import (
     SessionStats,
     Store,
     StoredRecord,
+    StoreError,
     StoreReader,
     StoreWriter,
 )
@@ -21,7 +24,10 @@ __all__ = [
     "Scope",
     "SessionStats",
     "Store",
+    "StoreError",
     "StoreReader",
     "StoreWriter",
     "StoredRecord",
+    "is_postgres_url",
+    "open_store",
 ]

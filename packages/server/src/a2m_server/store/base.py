@@ -7,7 +7,7 @@ decides *what* to do and calls these primitives inside one write transaction."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -19,12 +19,18 @@ __all__ = [
     "Scope",
     "SessionStats",
     "Store",
+    "StoreError",
     "StoreReader",
     "StoreWriter",
     "StoredRecord",
 ]
 
 Order = Literal["created_asc", "created_desc"]
+
+
+class StoreError(RuntimeError):
+    """The backend failed (a lost connection, a cancelled statement): the call fails
+    and its transaction is rolled back; the next call may succeed."""
 
 
 @dataclass
@@ -186,6 +192,11 @@ class StoreReader(ABC):
         """Matching records in creation order (ties broken by insertion order)."""
 
     @abstractmethod
+    def scan(self, after: int, limit: int) -> list[StoredRecord]:
+        """Up to ``limit`` live records with a rowid above ``after``, in rowid (insertion)
+        order, vectors included: a keyset walk over the whole store (export)."""
+
+    @abstractmethod
     def count(self, where: RecordFilter) -> int:
         """How many records match."""
 
@@ -247,6 +258,11 @@ class StoreWriter(StoreReader):
     @abstractmethod
     def insert(self, records: Sequence[NewRecord]) -> list[int]:
         """Insert new records; returns their rowids."""
+
+    @abstractmethod
+    def restore(self, records: Sequence[StoredRecord]) -> int:
+        """Insert records exactly as exported (ids, revisions, access counts, times),
+        skipping ids already present; returns how many were added (import)."""
 
     @abstractmethod
     def replace(self, record_id: str, new: NewRecord) -> StoredRecord:
@@ -326,6 +342,10 @@ class Store(ABC):
     def flush_access(self) -> None:  # noqa: B027 - a hook; writing at once needs none
         """Make buffered access counts visible to filters (a no-op when nothing is
         buffered, or for a backend that writes them at once)."""
+
+    def listen(self, callback: Callable[[], None]) -> None:  # noqa: B027 - a hook
+        """Call ``callback`` when another process commits events to this store; a
+        backend only one process writes needs no such thing."""
 
     @abstractmethod
     def close(self) -> None:

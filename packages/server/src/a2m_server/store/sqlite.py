@@ -262,6 +262,16 @@ class _Reader(StoreReader):
         self._store._overlay_access(records)
         return records
 
+    def scan(self, after: int, limit: int) -> list[StoredRecord]:
+        rows = self._conn.execute(
+            f"SELECT {self._select_sql(True)} WHERE r.rowid > ? "
+            "AND (r.expires_at IS NULL OR r.expires_at > ?) ORDER BY r.rowid LIMIT ?",
+            (after, self._now, limit),
+        ).fetchall()
+        records = [_row_to_record(row, with_vector=True) for row in rows]
+        self._store._overlay_access(records)
+        return records
+
     def count(self, where: RecordFilter) -> int:
         if where.tier is not None and _only_tier_and_scope(where):
             return self._kept_counts(where).get(where.tier, 0)
@@ -502,6 +512,53 @@ class _Writer(_Reader, StoreWriter):
                 self.vector_adds[rowid] = list(vector)
         self.records_written += len(records)
         return rowids
+
+    def restore(self, records: Sequence[StoredRecord]) -> int:
+        added = 0
+        for rec in records:
+            cursor = self._conn.execute(
+                "INSERT OR IGNORE INTO records (id, content, created_at, updated_at, role, "
+                "metadata, grp, tier, salience, accessed_at, access_count, owner, session, key, "
+                "revision, dims, uri, media_type, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    rec.id,
+                    rec.content,
+                    rec.created_at,
+                    rec.updated_at,
+                    rec.role,
+                    None if rec.metadata is None else _dump_json(rec.metadata),
+                    rec.group,
+                    rec.tier,
+                    rec.salience,
+                    rec.accessed_at,
+                    rec.access_count,
+                    rec.owner,
+                    rec.session,
+                    rec.key,
+                    rec.revision,
+                    None if rec.embedding is None else len(rec.embedding),
+                    rec.uri,
+                    rec.media_type,
+                    rec.expires_at,
+                ),
+            )
+            if not cursor.rowcount:
+                continue
+            rowid = int(cursor.lastrowid or 0)
+            self._conn.execute(
+                "INSERT INTO records_fts (rowid, body) VALUES (?, ?)",
+                (rowid, index_text(rec.content)),
+            )
+            if rec.embedding is not None:
+                self._conn.execute(
+                    "INSERT INTO record_vectors (rowid, embedding) VALUES (?, ?)",
+                    (rowid, _pack(rec.embedding)),
+                )
+                self.vector_adds[rowid] = list(rec.embedding)
+            added += 1
+        self.records_written += added
+        return added
 
     def replace(self, record_id: str, new: NewRecord) -> StoredRecord:
         row = self._conn.execute("SELECT rowid FROM records WHERE id = ?", (record_id,)).fetchone()

@@ -1,0 +1,298 @@
+"""A :class:`RecordFilter` as a PostgreSQL WHERE clause, with the same meaning as the
+SQLite store's (``where`` equality on fields and metadata, scopes, groups, tags, keys)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from a2m_types import parse_timestamp, to_epoch_ms
+from a2m_types.filters import Condition, parse
+
+from .base import RecordFilter, Scope
+
+__all__ = ["Sql", "add_scope", "build_filter", "dump_json", "jsonb_text"]
+
+_TEXT_COLUMNS = {
+    "id": "id",
+    "content": "content",
+    "role": "role",
+    "group": "grp",
+    "tier": "tier",
+    "owner": "owner",
+    "session": "session",
+    "key": "key",
+    "uri": "uri",
+    "media_type": "media_type",
+}
+_NUMBER_COLUMNS = {"revision": "revision", "salience": "salience", "access_count": "access_count"}
+_TIME_COLUMNS = {
+    "created_at": "created_at",
+    "accessed_at": "accessed_at",
+    "updated_at": "updated_at",
+}
+
+
+def dump_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_without_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_nul(key): _without_nul(item) for key, item in value.items()}
+    return value
+
+
+def jsonb_text(value: Any) -> str:
+    """``value`` as text for a ``jsonb`` parameter. jsonb cannot hold U+0000, so stored
+    metadata's jsonb copy and every value compared with it go without it (the verbatim
+    metadata text keeps it)."""
+    return dump_json(_without_nul(value))
+
+
+class Sql:
+    """Accumulates a WHERE clause and its parameters (``%s`` placeholders)."""
+
+    def __init__(self) -> None:
+        self.clauses: list[str] = []
+        self.params: list[Any] = []
+
+    def add(self, clause: str, *params: Any) -> None:
+        self.clauses.append(clause)
+        self.params.extend(params)
+
+    def text(self) -> str:
+        return " AND ".join(self.clauses) if self.clauses else "TRUE"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_SYMBOLS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+
+
+def _moment(value: Any) -> int | None:
+    try:
+        return to_epoch_ms(parse_timestamp(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
+    """Any of ``values`` (§5.2): SQL that is true or false, never NULL; a list of
+    scalars is one ``= ANY(array)``."""
+    alternatives: list[str] = []
+    params: list[Any] = []
+    scalars: list[Any] = []
+    name = condition.target[0]
+    if condition.kind == "time":
+        column = f"r.{_TIME_COLUMNS[name]}"
+        for value in values:
+            moment = _moment(value)
+            if value is None:
+                alternatives.append(f"{column} IS NULL")
+            elif moment is not None:
+                scalars.append(moment)
+        if scalars:
+            alternatives.append(f"coalesce({column} = ANY(%s::bigint[]), FALSE)")
+            params.append(scalars)
+    elif condition.kind == "field" and name in _TEXT_COLUMNS:
+        column = f"r.{_TEXT_COLUMNS[name]}"
+        for value in values:
+            if value is None:
+                alternatives.append(f"{column} IS NULL")
+            elif isinstance(value, str):
+                scalars.append(value)  # a number or a boolean never equals a text field
+        if scalars:
+            alternatives.append(f"coalesce({column} = ANY(%s::text[]), FALSE)")
+            params.append(scalars)
+    elif condition.kind == "field":
+        column = f"r.{_NUMBER_COLUMNS[name]}"
+        for value in values:
+            if value is None:
+                alternatives.append(f"{column} IS NULL")
+            elif isinstance(value, (int, float)):
+                scalars.append(str(int(value) if isinstance(value, bool) else value))
+        if scalars:
+            alternatives.append(f"coalesce({column}::numeric = ANY(%s::numeric[]), FALSE)")
+            params.append(scalars)
+    else:
+        path = list(condition.target)
+        for value in values:
+            if value is None:
+                alternatives.append("coalesce(jsonb_typeof(r.meta #> %s), 'null') = 'null'")
+                params.append(path)
+            elif isinstance(value, bool):
+                alternatives.append("coalesce(r.meta #> %s = %s::jsonb, FALSE)")
+                params += [path, "true" if value else "false"]
+            elif _is_number(value) or isinstance(value, str):
+                scalars.append(jsonb_text(value))
+        if scalars:
+            # Containers and booleans never equal a scalar; numbers compare as numbers.
+            alternatives.append(
+                "coalesce(jsonb_typeof(r.meta #> %s) IN ('number', 'string') "
+                "AND r.meta #> %s = ANY(%s::jsonb[]), FALSE)"
+            )
+            params += [path, path, scalars]
+    return "(" + (" OR ".join(alternatives) or "FALSE") + ")", params
+
+
+def _ordering(condition: Condition) -> tuple[str, list[Any]]:
+    symbol = _SYMBOLS[condition.op]
+    operand = condition.operand
+    name = condition.target[0]
+    if condition.kind == "time":
+        moment = _moment(operand)
+        if moment is None:
+            return "FALSE", []
+        return f"coalesce(r.{_TIME_COLUMNS[name]} {symbol} %s, FALSE)", [moment]
+    numeric = not isinstance(operand, str)
+    if condition.kind == "field":
+        if name in _NUMBER_COLUMNS:
+            if not numeric:
+                return "FALSE", []
+            column = f"r.{_NUMBER_COLUMNS[name]}::numeric"
+            return f"coalesce({column} {symbol} %s::numeric, FALSE)", [str(operand)]
+        if numeric:
+            return "FALSE", []
+        # Text compares as SQLite compares it: by code point (bytewise in UTF-8).
+        return f'coalesce(r.{_TEXT_COLUMNS[name]} COLLATE "C" {symbol} %s, FALSE)', [operand]
+    path = list(condition.target)
+    if numeric:
+        return (
+            "coalesce(jsonb_typeof(r.meta #> %s) = 'number' AND "
+            f"(r.meta #>> %s)::numeric {symbol} %s::numeric, FALSE)",
+            [path, path, str(operand)],
+        )
+    return (
+        "coalesce(jsonb_typeof(r.meta #> %s) = 'string' AND "
+        f'(r.meta #>> %s) COLLATE "C" {symbol} %s, FALSE)',
+        [path, path, operand],
+    )
+
+
+def _presence(condition: Condition) -> tuple[str, list[Any]]:
+    if condition.kind == "metadata":
+        test = "<>" if condition.operand else "="
+        clause = f"(coalesce(jsonb_typeof(r.meta #> %s), 'null') {test} 'null')"
+        return clause, [list(condition.target)]
+    name = condition.target[0]
+    column = _TIME_COLUMNS.get(name) or _TEXT_COLUMNS.get(name) or _NUMBER_COLUMNS[name]
+    return f"(r.{column} {'IS NOT NULL' if condition.operand else 'IS NULL'})", []
+
+
+def _condition(condition: Condition) -> tuple[str, list[Any]]:
+    op = condition.op
+    if op in ("$eq", "$ne"):
+        clause, params = _equality(condition, [condition.operand])
+    elif op in ("$in", "$nin"):
+        clause, params = _equality(condition, list(condition.operand))
+    elif op == "$exists":
+        return _presence(condition)
+    else:
+        return _ordering(condition)
+    return (f"(NOT {clause})" if op in ("$ne", "$nin") else clause), params
+
+
+def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
+    """One ``where`` entry (§5.2 equality, and the operators the server declares) as one
+    condition; every operator of an operator object must hold. The protocol layer has
+    checked it (:func:`a2m_types.filters.parse`), as for the SQLite store."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for condition in parse({name: expected}):
+        clause, more = _condition(condition)
+        clauses.append(clause)
+        params += more
+    return "(" + (" AND ".join(clauses) or "TRUE") + ")", params
+
+
+def _key_bounds(prefix: str) -> tuple[str, str]:
+    # Segment-wise ranges: '0' is the character after '/'; keys compare bytewise (COLLATE C).
+    return prefix + "/", prefix + "0"
+
+
+def build_filter(where: RecordFilter, now: int) -> Sql:
+    sql = Sql()
+    sql.add("(r.expires_at IS NULL OR r.expires_at > %s)", now)
+    if where.ids is not None:
+        sql.add("r.id = ANY(%s::text[])", list(where.ids))
+    if where.tier is not None:
+        sql.add("r.tier = %s", where.tier)
+    if where.tiers is not None:
+        sql.add("r.tier = ANY(%s::text[])", list(where.tiers))
+    if where.has_session:
+        if where.session is None:
+            sql.add("r.session IS NULL")
+        else:
+            sql.add("r.session = %s", where.session)
+    if where.key_prefix is not None:
+        prefix = where.key_prefix.rstrip("/")
+        if prefix:
+            low, high = _key_bounds(prefix)
+            sql.add(
+                '(r.key = %s OR (r.key COLLATE "C" >= %s AND r.key COLLATE "C" < %s))',
+                prefix,
+                low,
+                high,
+            )
+        else:
+            sql.add("r.key IS NOT NULL")
+    if where.scope is not None:
+        add_scope(sql, where.scope, owner_column="r.owner", tier_column="r.tier")
+    if where.groups is not None:
+        owners = [owner or "" for owner, _ in where.groups]
+        groups = [group for _, group in where.groups]
+        sql.add(
+            "(coalesce(r.owner, ''), r.grp) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            owners,
+            groups,
+        )
+    for tag in where.tags_all or ():
+        # As SQLite's json_each: the elements of an array, or a lone scalar itself.
+        sql.add(
+            "(CASE jsonb_typeof(r.meta -> 'tags') WHEN 'array' THEN r.meta -> 'tags' @> %s::jsonb "
+            "ELSE r.meta -> 'tags' = %s::jsonb END)",
+            jsonb_text([tag]),
+            jsonb_text(tag),
+        )
+    if where.with_embedding:
+        sql.add("r.dims IS NOT NULL")
+    if where.earned_at_least is not None:
+        sql.add("r.access_count + r.salience >= %s", where.earned_at_least)
+    for name, expected in (where.where or {}).items():
+        clause, params = _where_clause(name, expected)
+        sql.add(clause, *params)
+    for beneath in (where.key_under, where.key_child_of):
+        if beneath is not None:
+            low, high = _key_bounds(beneath.rstrip("/"))
+            sql.add('(r.key COLLATE "C" > %s AND r.key COLLATE "C" < %s)', low, high)
+    if where.key_child_of is not None:
+        depth = len(where.key_child_of.rstrip("/")) + 2
+        sql.add("strpos(substr(r.key, %s), '/') = 0", depth)
+    if where.after is not None:
+        sql.add("(r.created_at, r.rowid) > (%s, %s)", *where.after)
+    if where.has_uri is not None:
+        sql.add("r.uri IS NOT NULL" if where.has_uri else "r.uri IS NULL")
+    if where.any_of is not None:
+        branches = [build_filter(branch, now) for branch in where.any_of]
+        clause = " OR ".join(f"({branch.text()})" for branch in branches)
+        sql.add(f"({clause or 'FALSE'})", *[p for branch in branches for p in branch.params])
+    return sql
+
+
+def add_scope(sql: Sql, scope: Scope, *, owner_column: str, tier_column: str) -> None:
+    if scope.include_shared:
+        clause = f"({owner_column} = %s OR {owner_column} IS NULL"
+        params: list[Any] = [scope.owner]
+        if scope.shared_tiers:
+            clause += f" OR {tier_column} = ANY(%s::text[])"
+            params.append(list(scope.shared_tiers))
+        sql.add(clause + ")", *params)
+    else:
+        sql.add(f"{owner_column} = %s", scope.owner)

@@ -1,0 +1,198 @@
+"""The PostgreSQL schema and its migrations, versioned like the SQLite one so a later
+release can upgrade a database in place."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import StoreError
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["MIGRATION_LOCK", "SCHEMA_VERSION", "MissingExtensionError", "migrate"]
+
+SCHEMA_VERSION = 1
+
+# Every object lives in the connection's current schema (the first of its search_path),
+# so one database can hold several stores side by side.
+_V1 = [
+    """CREATE TABLE IF NOT EXISTS meta (
+        key   text PRIMARY KEY,
+        value text NOT NULL
+    )""",
+    """CREATE TABLE records (
+        rowid        bigint PRIMARY KEY,
+        id           text   NOT NULL UNIQUE,
+        content      text   NOT NULL,
+        created_at   bigint NOT NULL,
+        updated_at   bigint NOT NULL,
+        role         text,
+        metadata     text,
+        meta         jsonb,
+        grp          text,
+        tier         text,
+        salience     double precision NOT NULL DEFAULT 0,
+        accessed_at  bigint,
+        access_count bigint NOT NULL DEFAULT 0,
+        owner        text,
+        session      text,
+        key          text,
+        revision     integer NOT NULL DEFAULT 0,
+        dims         integer,
+        uri          text,
+        media_type   text,
+        expires_at   bigint,
+        body         tsvector NOT NULL,
+        body_length  integer  NOT NULL DEFAULT 0
+    )""",
+    # rowid is assigned by the writer holding the store's write lock (max + 1, as SQLite
+    # does), so a batch needs no round trip to learn its rowids.
+    # metadata is the verbatim JSON text (key order, -0.0, 1.0 stay as written); meta is
+    # the same value as jsonb, for filters only.
+    "CREATE UNIQUE INDEX records_owner_key ON records (coalesce(owner, ''), key) "
+    "WHERE key IS NOT NULL",
+    'CREATE INDEX records_key ON records ((key COLLATE "C")) WHERE key IS NOT NULL',
+    "CREATE INDEX records_created ON records (created_at, rowid)",
+    "CREATE INDEX records_tier_created ON records (tier, created_at)",
+    "CREATE INDEX records_session ON records (session, created_at) WHERE session IS NOT NULL",
+    "CREATE INDEX records_group ON records (grp) WHERE grp IS NOT NULL",
+    "CREATE INDEX records_owner ON records (owner) WHERE owner IS NOT NULL",
+    "CREATE INDEX records_expiry ON records (expires_at) WHERE expires_at IS NOT NULL",
+    "CREATE INDEX records_body ON records USING gin (body)",
+    # Vectors apart from records, as on SQLite: verbatim float64 for reads, and a pgvector
+    # copy (NULL when float32 cannot hold it) that the search ranks.
+    """CREATE TABLE record_vectors (
+        rowid     bigint PRIMARY KEY REFERENCES records (rowid) ON DELETE CASCADE,
+        embedding double precision[] NOT NULL,
+        vec       vector
+    )""",
+    """CREATE TABLE write_ids (
+        write_id  text PRIMARY KEY,
+        record_id text NOT NULL
+    )""",
+    "CREATE INDEX write_ids_record ON write_ids (record_id)",
+    """CREATE TABLE events (
+        seq     bigint PRIMARY KEY,
+        at      bigint NOT NULL,
+        kind    text   NOT NULL,
+        owner   text,
+        tier    text,
+        payload text   NOT NULL
+    )""",
+    # Term statistics for BM25, kept exact by triggers in the writing transaction: how
+    # many records hold each lexeme, and the corpus's size in records and tokens. A
+    # query reads its terms' counts in one indexed lookup, with no scan of the matches.
+    """CREATE TABLE term_stats (
+        lexeme text PRIMARY KEY,
+        docs   bigint NOT NULL
+    )""",
+    """CREATE TABLE corpus_stats (
+        only_row boolean PRIMARY KEY DEFAULT TRUE CHECK (only_row),
+        records  bigint NOT NULL,
+        tokens   bigint NOT NULL
+    )""",
+    "INSERT INTO corpus_stats (records, tokens) VALUES (0, 0)",
+    """CREATE FUNCTION a2m_count_terms(sign integer, lexemes text[], records bigint,
+                                       tokens bigint) RETURNS void LANGUAGE sql AS $$
+        INSERT INTO term_stats AS s (lexeme, docs)
+        SELECT lexeme, sign * count(*) FROM unnest(lexemes) AS lexeme GROUP BY lexeme
+        ON CONFLICT (lexeme) DO UPDATE SET docs = s.docs + excluded.docs;
+        UPDATE corpus_stats SET records = corpus_stats.records + sign * a2m_count_terms.records,
+            tokens = corpus_stats.tokens + sign * a2m_count_terms.tokens;
+    $$""",
+    """CREATE FUNCTION a2m_terms_added() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM a2m_count_terms(1,
+            (SELECT coalesce(array_agg(u.lexeme), '{}') FROM added, unnest(added.body) AS u),
+            (SELECT count(*) FROM added), (SELECT coalesce(sum(body_length), 0) FROM added));
+        RETURN NULL;
+    END $$""",
+    """CREATE FUNCTION a2m_terms_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM a2m_count_terms(-1,
+            (SELECT coalesce(array_agg(u.lexeme), '{}') FROM removed, unnest(removed.body) AS u),
+            (SELECT count(*) FROM removed), (SELECT coalesce(sum(body_length), 0) FROM removed));
+        RETURN NULL;
+    END $$""",
+    """CREATE FUNCTION a2m_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM a2m_count_terms(-1, tsvector_to_array(OLD.body), 1, OLD.body_length);
+        PERFORM a2m_count_terms(1, tsvector_to_array(NEW.body), 1, NEW.body_length);
+        RETURN NULL;
+    END $$""",
+    "CREATE TRIGGER records_terms_added AFTER INSERT ON records REFERENCING NEW TABLE AS added "
+    "FOR EACH STATEMENT EXECUTE FUNCTION a2m_terms_added()",
+    "CREATE TRIGGER records_terms_removed AFTER DELETE ON records REFERENCING OLD TABLE AS removed "
+    "FOR EACH STATEMENT EXECUTE FUNCTION a2m_terms_removed()",
+    "CREATE TRIGGER records_terms_changed AFTER UPDATE OF body ON records FOR EACH ROW "
+    "WHEN (OLD.body IS DISTINCT FROM NEW.body) EXECUTE FUNCTION a2m_terms_changed()",
+    # The head of the log is a row, not a sequence: it moves only when its transaction
+    # commits, so no reader can ever be handed a cursor past an event not yet visible.
+    "INSERT INTO meta (key, value) VALUES ('event_head', '0')",
+]
+
+_MIGRATIONS: dict[int, list[str]] = {1: _V1}
+
+# Serialises schema creation between processes opening a new database at once.
+MIGRATION_LOCK = 0x4132_4D5F_5343_484D  # "A2M_SCHM"
+
+
+class MissingExtensionError(StoreError):
+    """The database lacks the pgvector extension and this role cannot create it."""
+
+
+def _ensure_vector(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    import psycopg
+
+    row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if row is not None:
+        return
+    available = conn.execute(
+        "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+    ).fetchone()
+    if available is None:
+        raise MissingExtensionError(
+            "the PostgreSQL server has no 'vector' extension (pgvector); install pgvector "
+            "on the server, then run CREATE EXTENSION vector in this database"
+        )
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege:
+        raise MissingExtensionError(
+            "the 'vector' extension (pgvector) is not enabled in this database and this role "
+            "may not create it; run CREATE EXTENSION vector as its owner"
+        ) from None
+
+
+def _version(conn: psycopg.Connection[tuple[object, ...]]) -> int:
+    exists = conn.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(str(row[0])) if row else 0
+
+
+def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
+    """Bring the current schema up to :data:`SCHEMA_VERSION`; returns the version found.
+
+    ``conn`` is in autocommit mode; the work runs in one transaction under an advisory
+    lock, re-reading the version inside it."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        _ensure_vector(conn)
+        found = _version(conn)
+        if found > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"this database has schema version {found}, newer than this server "
+                f"understands ({SCHEMA_VERSION}); upgrade a2m-server"
+            )
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            for statement in _MIGRATIONS[version]:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(version),),
+            )
+    return found
