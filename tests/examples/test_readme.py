@@ -110,7 +110,7 @@ def _serve(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_every_shell_line_works(tmp_path: Path) -> None:
+def test_every_shell_line_works(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     env = {**os.environ, "HOME": str(tmp_path / "home")}
     env.pop("A2M_URL", None)
     server = [sys.executable, "-m", "a2m_server"]
@@ -128,12 +128,16 @@ def test_every_shell_line_works(tmp_path: Path) -> None:
             for session in ("lint", "types", "tests", "interop", "demo", "tests-crewai"):
                 assert f"* {session}" in listed, listed
         elif words[:3] == ["uv", "run", "a2m-server"] and words[3] == "serve":
+            if any(word.startswith("postgresql://") for word in words):
+                # The README's database is the test session's real PostgreSQL.
+                fresh = request.getfixturevalue("postgres_server").fresh_url()
+                words = [fresh if w.startswith("postgresql://") else w for w in words]
             _serve([*server, *words[3:]], tmp_path, env)
         elif words[:3] == ["uv", "run", "a2m-server"] and words[3] == "stdio":
-            request = '{"jsonrpc":"2.0","id":1,"method":"memory/describe","params":{}}\n'
+            describe = '{"jsonrpc":"2.0","id":1,"method":"memory/describe","params":{}}\n'
             done = subprocess.run(
                 [*server, *words[3:]],
-                input=request,
+                input=describe,
                 cwd=tmp_path,
                 env=env,
                 capture_output=True,
