@@ -244,3 +244,30 @@ def test_a_recall_refreshes_last_accessed(served: Callable[..., A2MStorage]) -> 
     untouched = storage.get_record("r002")
     assert untouched is not None
     assert untouched.last_accessed == _record(2).last_accessed
+
+
+@pytest.mark.parametrize("options", [{}, PLAIN], ids=["operators", "plain"])
+def test_metadata_named_like_the_mappings_own_filters_alike(
+    served: Callable[..., A2MStorage], tmp_path: Path, options: dict[str, bool]
+) -> None:
+    storage = served(1000, **options)
+    lance = LanceDBStorage(path=tmp_path / "lance", compact_every=0)
+    colliding = MemoryRecord(
+        id="c", content="a note", metadata={"type": "note", "team": "blue", "n": 2}
+    )
+    plain = MemoryRecord(id="p", content="a fact", metadata={"team": "blue", "n": 2})
+    for backend in (storage, lance):
+        backend.save(
+            [r.model_copy(update={"embedding": embed_one(r.content)}) for r in (colliding, plain)]
+        )
+    query = embed_one("a note")
+    for metadata_filter in ({"team": "blue"}, {"type": "note"}, {"n": 2}, {"type": "semantic"}):
+        found = [
+            {r.id for r, _ in b.search(query, metadata_filter=metadata_filter)}
+            for b in (storage, lance)
+        ]
+        assert found[0] == found[1], metadata_filter
+    stored = storage.get_record("c")
+    assert stored is not None
+    assert stored.metadata == colliding.metadata
+    assert storage.delete(metadata_filter={"team": "blue", "n": 2}) == 2

@@ -7,8 +7,8 @@ A scope path is an A2M key prefix, segment by segment: a record at scope
 ``metadata.tags``, importance is ``salience``, the embedding travels verbatim, and
 everything CrewAI needs back exactly (scope, timestamps, importance, source, private) sits
 in ``metadata.crewai``. The caller's own metadata keys sit at the top of ``metadata``, where
-other frameworks and ``where`` see them, unless one collides with a name the mapping owns;
-then the whole of it is kept under ``metadata.crewai.metadata`` instead."""
+other frameworks and ``where`` see them; when one collides with a name the mapping owns,
+the whole of it is also kept under ``metadata.crewai.metadata``, which is what reads back."""
 
 from __future__ import annotations
 
@@ -200,6 +200,8 @@ def record_input(
         metadata.update(user)
     else:
         block["metadata"] = user
+        # the keys that can stay on top do, so other frameworks and where still see them
+        metadata.update((k, v) for k, v in user.items() if k not in RESERVED_KEYS)
     metadata["tags"] = list(record.categories)
     metadata["source_framework"] = FRAMEWORK
     metadata["type"] = "semantic"
@@ -312,6 +314,7 @@ def _pushable_name(name: Any) -> bool:
     return (
         isinstance(name, str)
         and name not in _RECORD_FIELDS
+        and name not in RESERVED_KEYS
         and not name.startswith(("metadata.", "$"))
     )
 
