@@ -56,15 +56,13 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     "langgraph": (
         "langchain",
         ["langgraph"],
-        [
-            "langchain>=1.5,<2",
-            "langgraph-checkpoint-conformance>=0.0.2,<0.1",
-            "pytest-asyncio>=0.23",
-        ],
+        # The tests drive async code with asyncio.run, so no pytest-asyncio here.
+        ["langchain>=1.5,<2", "langgraph-checkpoint-conformance>=0.0.2,<0.1"],
     ),
     "crewai": ("crewai", [], []),
-    "autogen": ("autogen", [], ["autogen-agentchat>=0.7.5,<0.8", "autogen-ext>=0.7.5,<0.8"]),
-    "agno": ("agno", [], []),
+    "autogen": ("autogen", ["agentchat"], ["autogen-ext>=0.7.5,<0.8"]),
+    # The side-by-side peers: Agno's SqliteDb (SQLAlchemy, asyncio: greenlet) and LanceDb.
+    "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0", "lancedb>=0.20"]),
 }
 
 
@@ -83,9 +81,10 @@ def types(session: nox.Session) -> None:
 
 @nox.session(name="tests")
 def tests(session: nox.Session) -> None:
-    """Every package's test suite, in one pytest run, in the workspace environment."""
+    """Every package's test suite, in one pytest run on both cores, in the workspace
+    environment. Every test owns its servers and ports, so they run in any order."""
     suites = [path for paths in TEST_SUITES.values() for path in paths if Path(path).is_dir()]
-    session.run("pytest", *suites, *session.posargs)
+    session.run("pytest", "-n", "2", *suites, *session.posargs)
 
 
 def _package_session(package: str, paths: list[str]) -> None:
@@ -130,11 +129,47 @@ def interop(session: nox.Session) -> None:
     session.run("pytest", "tests/interop", *session.posargs)
 
 
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The README's first command: four frameworks' agents on one store, offline."""
+    session.env.update(OFFLINE_ENV)
+    session.run("python", "examples/shared_memory.py", *session.posargs)
+
+
+# Each benchmark's quick size: seconds, not minutes. ``uv run nox -s bench -- full`` runs
+# them at their own (full) sizes; a benchmark not named here runs at its own size.
+BENCH_QUICK = {
+    "bench_server.py": ["--sizes", "1000"],
+    "bench_client.py": ["--records", "500", "--block", "10", "--rounds", "5", "--batches", "3"],
+    "bench_crewai.py": ["--records", "200", "--searches", "50", "--rounds", "1"],
+    "bench_langchain.py": [
+        "--messages",
+        "50",
+        "--texts",
+        "200",
+        "--queries",
+        "20",
+        "--rounds",
+        "2",
+    ],
+    "bench_langgraph.py": ["--items", "200", "--gets", "200", "--searches", "50"],
+    "bench_autogen.py": ["--contents", "200", "--queries", "50"],
+    "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
+}
+# Benchmarks whose peer lives in a dependency group of its own.
+BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
+
+
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Benchmarks, server then client: they print figures and never fail on them.
-
-    Arguments after ``--`` go to bench_server.py only; run bench_client.py directly to pass
-    it options (``--records``, ``--block``, ``--rounds``, ``--batches``)."""
-    session.run("python", "tests/benchmarks/bench_server.py", *session.posargs)
-    session.run("python", "tests/benchmarks/bench_client.py")
+    """Every tests/benchmarks/bench_*.py at a quick size (``-- full``: at full size). They
+    print figures and never fail on them."""
+    session.env.update(OFFLINE_ENV)
+    full = "full" in session.posargs
+    for script in sorted(Path("tests/benchmarks").glob("bench_*.py")):
+        options = [] if full else BENCH_QUICK.get(script.name, [])
+        group = BENCH_GROUPS.get(script.name)
+        if group:
+            session.run("uv", "run", "--group", group, "python", str(script), *options)
+        else:
+            session.run("python", str(script), *options)

@@ -11,13 +11,34 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from frameworks import (
+    AgnoKnowledge,
+    AgnoMemory,
+    AutoGenMemory,
+    CrewAIStorage,
+    LangChainChatHistory,
+    LangChainMemory,
+    LangChainVectorStore,
+    LangGraphStore,
+)
 from participants import Fact, Participant, RawClient, Rest
 
 from a2m_server import A2MServer
 from a2m_testing.servers import serve_http
 
 DOCS = Path(__file__).parents[2] / "docs" / "interop.md"
-PARTICIPANTS: list[Callable[[str], Participant]] = [RawClient, Rest]
+PARTICIPANTS: list[Callable[[str], Participant]] = [
+    LangChainMemory,
+    LangChainChatHistory,
+    LangChainVectorStore,
+    LangGraphStore,
+    CrewAIStorage,
+    AutoGenMemory,
+    AgnoMemory,
+    AgnoKnowledge,
+    RawClient,
+    Rest,
+]
 OK = "✅"
 
 

@@ -1,0 +1,121 @@
+"""A2MStore on servers that differ in what they declare: a small ``max_recall_limit``
+(listings must page to stay complete), and servers with and without the ``timeline``
+cursor and ``where`` operators. Every answer must match InMemoryStore's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+from store_kit import drop_empty_namespaces, view
+
+from a2m import A2MClient
+from a2m_langchain.langgraph import A2MStore
+from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_server.server import A2MServer
+
+SERVERS = {
+    "cursor+operators": {},
+    "plain 0.1": {"timeline_cursor": False, "where_operators": False},
+}
+
+
+def _config(name: str, **limits: int) -> ServerConfig:
+    options: dict[str, Any] = dict(SERVERS[name])
+    if limits:
+        options["limits"] = LimitsConfig(**limits)
+    return ServerConfig(**options)
+
+
+TRICKY: list[dict[str, Any]] = [
+    {"n": 5, "tag": "red", "flag": True},
+    {"n": "5", "tag": "red", "flag": 1},
+    {"n": 1, "tag": "blue", "flag": False},
+    {"n": True, "tag": "blue", "flag": 0},
+    {"n": 2.5, "tag": None},
+    {"n": [5], "tag": ["red"]},
+    {"tag": {"x": "red"}},
+    {"n": 0},
+]
+FILTERS: list[dict[str, Any]] = [
+    {"tag": "red"},
+    {"n": 1},
+    {"n": 5},
+    {"n": 0},
+    {"flag": True},
+    {"flag": 1},
+    {"n": {"$gt": 3}},
+    {"n": {"$gte": 1}},
+    {"n": {"$lt": 2}},
+    {"n": {"$ne": 5}},
+    {"n": {"$eq": 2.5}},
+    {"tag": {"$ne": "red"}},
+    {"tag": None},
+    {"tag": ["red"]},
+    {"tag": {"x": "red"}},
+    {"n": {"$gt": 0, "$lt": 10}, "tag": "red"},
+]
+
+
+@pytest.mark.parametrize("server_kind", list(SERVERS))
+def test_filters_mean_what_they_mean_in_langgraph(server_kind: str) -> None:
+    with A2MServer(_config(server_kind)) as server, A2MClient.in_process(server) as client:
+        ours, theirs = A2MStore(client), InMemoryStore()
+        for store in (ours, theirs):
+            for i, value in enumerate(TRICKY):
+                store.put(("t",), f"k{i}", value)
+        for filter in FILTERS:
+            try:
+                want = view(theirs.search(("t",), filter=filter, limit=50))
+            except (TypeError, ValueError):  # InMemoryStore fails on float("x") or float([5])
+                want = None
+            got = view(ours.search(("t",), filter=filter, limit=50))
+            if want is not None:
+                assert got == want, filter
+
+
+@pytest.mark.parametrize("server_kind", ["cursor+operators"])
+def test_listings_stay_complete_past_the_recall_limit(server_kind: str) -> None:
+    config = _config(server_kind, max_recall_limit=40)
+    with A2MServer(config) as server, A2MClient.in_process(server) as client:
+        ours, theirs = A2MStore(client), InMemoryStore()
+        for store in (ours, theirs):
+            for i in range(130):
+                store.put(("big", f"part-{i % 7}"), f"k{i:03}", {"i": i, "even": i % 2 == 0})
+        for limit, offset in [(10, 0), (25, 60), (100, 30), (5, 125)]:
+            for prefix in [("big", "part-3"), ("big",)]:
+                got = ours.search(prefix, limit=limit, offset=offset)
+                want = theirs.search(prefix, limit=limit, offset=offset)
+                if prefix == ("big",):
+                    assert len(got) == len(want)
+                else:
+                    assert view(got) == view(want)
+        everything = ours.search(("big",), limit=1000)
+        assert sorted(i.value["i"] for i in everything) == list(range(130))
+        evens = ours.search(("big",), filter={"even": True}, limit=1000)
+        assert len(evens) == 65
+        drop_empty_namespaces(theirs)
+        assert ours.list_namespaces() == theirs.list_namespaces()
+        assert ours.list_namespaces(limit=3, offset=2) == theirs.list_namespaces(limit=3, offset=2)
+
+
+def test_the_saver_lists_every_checkpoint_past_the_recall_limit() -> None:
+    from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
+
+    from a2m_langchain.langgraph import A2MSaver
+
+    config = _config("cursor+operators", max_recall_limit=20)
+    with A2MServer(config) as server, A2MClient.in_process(server) as client:
+        saver = A2MSaver(client)
+        parent = None
+        for step in range(55):
+            at: dict[str, Any] = {"configurable": {"thread_id": "long", "checkpoint_ns": ""}}
+            if parent:
+                at["configurable"]["checkpoint_id"] = parent
+            stored = saver.put(at, generate_checkpoint(), generate_metadata(step=step), {})  # type: ignore[arg-type]
+            parent = stored["configurable"]["checkpoint_id"]
+        thread: Any = {"configurable": {"thread_id": "long"}}
+        steps = [t.metadata["step"] for t in saver.list(thread, filter={"source": "loop"})]
+        assert steps == list(range(54, -1, -1))
+        assert saver.get_tuple(thread).metadata["step"] == 54  # type: ignore[union-attr]
