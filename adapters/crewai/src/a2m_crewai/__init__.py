@@ -18,9 +18,9 @@ from ._compat import SUPPORTED_CREWAI, check_crewai
 
 check_crewai()
 
+from ._listing import ListingCapped  # noqa: E402
 from ._mapping import FRAMEWORK  # noqa: E402
 from ._memory import A2MMemory, a2m_memory, use_a2m_storage  # noqa: E402
-from ._plan import ListingCapped  # noqa: E402
 from ._storage import A2MStorage, ForeignRecordError  # noqa: E402
 
 __all__ = [

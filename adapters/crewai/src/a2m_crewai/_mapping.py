@@ -7,8 +7,8 @@ A scope path is an A2M key prefix, segment by segment: a record at scope
 ``metadata.tags``, importance is ``salience``, the embedding travels verbatim, and
 everything CrewAI needs back exactly (scope, timestamps, importance, source, private) sits
 in ``metadata.crewai``. The caller's own metadata keys sit at the top of ``metadata``, where
-other frameworks and ``where`` see them, unless one collides with a name the mapping owns;
-then the whole of it is kept under ``metadata.crewai.metadata`` instead."""
+other frameworks and ``where`` see them; when one collides with a name the mapping owns,
+the whole of it is also kept under ``metadata.crewai.metadata``, which is what reads back."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ __all__ = [
     "scope_info",
     "server_where",
     "to_memory_record",
+    "utc_stamp",
 ]
 
 FRAMEWORK = "crewai"
@@ -79,6 +80,10 @@ class Layout:
     """The tier CrewAI's memories are written to: the first of kind ``semantic``."""
     max_recall_limit: int
     max_records_per_call: int
+    cursor: bool = False
+    """Whether ``memory/timeline`` pages by keyset cursor (describe ``timeline.cursor``)."""
+    operators: frozenset[str] = frozenset()
+    """The ``where`` operators the server declares (describe ``where.operators``)."""
 
 
 # --- scopes and keys -------------------------------------------------------------------
@@ -137,6 +142,12 @@ def _stamp(moment: datetime) -> str:
     return moment.isoformat()
 
 
+def utc_stamp(moment: datetime) -> str:
+    """``moment`` as naive UTC in one fixed width, so strings order as the instants do:
+    what a server compares ``older_than`` against (``metadata.crewai.created_utc``)."""
+    return _naive_utc(moment).isoformat(timespec="microseconds")
+
+
 def _moment(value: Any, fallback: datetime) -> datetime:
     if isinstance(value, str):
         try:
@@ -176,6 +187,7 @@ def record_input(
         "scope": record.scope,
         "importance": record.importance,
         "created_at": _stamp(record.created_at),
+        "created_utc": utc_stamp(record.created_at),
         "last_accessed": _stamp(record.last_accessed),
         "private": record.private,
     }
@@ -188,6 +200,8 @@ def record_input(
         metadata.update(user)
     else:
         block["metadata"] = user
+        # the keys that can stay on top do, so other frameworks and where still see them
+        metadata.update((k, v) for k, v in user.items() if k not in RESERVED_KEYS)
     metadata["tags"] = list(record.categories)
     metadata["source_framework"] = FRAMEWORK
     metadata["type"] = "semantic"
@@ -236,6 +250,15 @@ def _categories(tags: Any) -> list[str]:
     return []
 
 
+def _last_accessed(record: Record, stored: datetime) -> datetime:
+    # The server stamps accessed_at on every recall that returns a record (spec §3.1):
+    # that is CrewAI's touch_records, with no call of its own.
+    if record.accessed_at is None:
+        return stored
+    recalled = _naive_utc(record.accessed_at)
+    return recalled if _naive_utc(stored) < recalled else stored
+
+
 def to_memory_record(record: Record) -> MemoryRecord:
     """The ``MemoryRecord`` an A2M record reads as: exactly what was saved for this
     adapter's records; for any other writer's, its key's path as the scope, its tags as
@@ -260,7 +283,7 @@ def to_memory_record(record: Record) -> MemoryRecord:
             metadata=user,
             importance=float(block.get("importance", _importance(record.salience))),
             created_at=_moment(block.get("created_at"), created),
-            last_accessed=_moment(block.get("last_accessed"), created),
+            last_accessed=_last_accessed(record, _moment(block.get("last_accessed"), created)),
             embedding=embedding,
             source=source if isinstance(source, str) else None,
             private=bool(block.get("private", False)),
@@ -285,14 +308,57 @@ def to_memory_record(record: Record) -> MemoryRecord:
 # --- filters -------------------------------------------------------------------------
 
 
-def server_where(metadata_filter: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The part of ``metadata_filter`` the server can test with §5.2 equality and get
-    exactly Python's ``==`` answer: strings, on names that are not record fields. The rest
-    is tested here by :func:`matches`."""
+def _pushable_name(name: Any) -> bool:
+    # A record field, a nested path or an operator-looking name means something else
+    # to a server than "this metadata key".
+    return (
+        isinstance(name, str)
+        and name not in _RECORD_FIELDS
+        and name not in RESERVED_KEYS
+        and not name.startswith(("metadata.", "$"))
+    )
+
+
+# Past 2**53 a server may compare integers as doubles; such values are matched here only.
+_EXACT_INTEGERS = 2**53
+
+
+def _as_operator(value: Any) -> Any:
+    """The ``where`` value a server declaring ``$eq``/``$in`` matches exactly where
+    Python's ``==`` does on a metadata scalar (``True == 1 == 1.0``, ``None`` as missing),
+    or ``_UNSENT`` for what only Python can decide (containers, NaN, huge integers)."""
+    if value is None:
+        return {"$eq": None}
+    if isinstance(value, bool):
+        return {"$in": [value, int(value)]}
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value) or abs(value) > _EXACT_INTEGERS:
+            return _UNSENT
+        if value in (0, 1):
+            return {"$in": [value, bool(value)]}
+        return {"$eq": value}
+    return _UNSENT
+
+
+_UNSENT = object()
+
+
+def server_where(
+    metadata_filter: Mapping[str, Any] | None, operators: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The part of ``metadata_filter`` the server can test and get exactly Python's ``==``
+    answer: strings by §5.2 equality on every server; numbers, booleans and ``None`` too
+    where the server declares ``$eq`` and ``$in``. The rest (lists, objects) is tested
+    here by :func:`matches`, which always checks everything again."""
+    typed = {"$eq", "$in"} <= operators
     where: dict[str, Any] = {}
     for name, value in (metadata_filter or {}).items():
-        if isinstance(value, str) and name not in _RECORD_FIELDS:
+        if not _pushable_name(name):
+            continue
+        if isinstance(value, str):
             where[name] = value
+        elif typed and (condition := _as_operator(value)) is not _UNSENT:
+            where[name] = condition
     return where
 
 

@@ -3,9 +3,8 @@ each StorageBackend member makes, and what its answer means to CrewAI. No I/O.""
 
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,11 +23,11 @@ from ._mapping import (
     matches,
     server_where,
     to_memory_record,
+    utc_stamp,
 )
 
 __all__ = [
     "DeletePlan",
-    "ListingCapped",
     "QueryTexts",
     "RecallContext",
     "SearchPlan",
@@ -45,13 +44,10 @@ __all__ = [
 
 OWN: dict[str, Any] = {"source_framework": FRAMEWORK}
 """The ``where`` selecting what this adapter wrote: all that it may change or delete."""
+_CREATED = "metadata.crewai.created_utc"
+"""CrewAI's ``created_at`` of a record, as a string that orders as the instants do."""
 # How many candidates a search asks for when it filters some of them out here.
 _OVERSAMPLE = 3
-
-
-class ListingCapped(RuntimeWarning):
-    """A listing reached the server's ``max_recall_limit`` and may be missing older
-    records: the server offers no way to page past it."""
 
 
 def layout_of(description: DescribeResult) -> Layout:
@@ -63,7 +59,9 @@ def layout_of(description: DescribeResult) -> Layout:
     limits = description.limits
     recall = limits.max_recall_limit if limits and limits.max_recall_limit else 1000
     per_call = limits.max_records_per_call if limits and limits.max_records_per_call else 1000
-    return Layout(capabilities, tier, recall, per_call)
+    cursor = description.timeline is not None and bool(description.timeline.cursor)
+    operators = frozenset(description.where.operators) if description.where is not None else None
+    return Layout(capabilities, tier, recall, per_call, cursor, operators or frozenset())
 
 
 def dimension_error(error: EmbeddingMismatch) -> EmbeddingDimensionMismatchError:
@@ -160,7 +158,7 @@ def search_plan(
     prefix = key_prefix_for(scope_prefix)
     if prefix is not None:
         params["key_prefix"] = prefix
-    where = server_where(metadata_filter)
+    where = server_where(metadata_filter, layout.operators)
     if where:
         params["where"] = where
     if min_score > 0:
@@ -213,8 +211,9 @@ def searched(plan: SearchPlan, records: Sequence[Record]) -> list[tuple[MemoryRe
 def listing_params(
     layout: Layout, scope_prefix: str | None, *, own: bool = False, vectors: bool = False
 ) -> dict[str, Any]:
-    """``memory/timeline`` params for every record at or beneath ``scope_prefix``."""
-    params: dict[str, Any] = {"limit": layout.max_recall_limit}
+    """``memory/timeline`` params for every record at or beneath ``scope_prefix`` (the
+    paging, :mod:`._listing`, adds ``limit`` and ``cursor``)."""
+    params: dict[str, Any] = {}
     prefix = key_prefix_for(scope_prefix)
     if prefix is not None:
         params["key_prefix"] = prefix
@@ -225,18 +224,8 @@ def listing_params(
     return params
 
 
-def listed(
-    layout: Layout, records: Sequence[Record], scope_prefix: str | None
-) -> list[MemoryRecord]:
-    """A timeline's records as CrewAI's, checked against the scope by segment; warns with
-    :class:`ListingCapped` when the server may have left some out."""
-    if len(records) >= layout.max_recall_limit:
-        warnings.warn(
-            f"the listing reached the server's max_recall_limit ({layout.max_recall_limit}); "
-            "older records beyond it are not included",
-            ListingCapped,
-            stacklevel=3,
-        )
+def listed(records: Iterable[Record], scope_prefix: str | None) -> list[MemoryRecord]:
+    """A listing's records as CrewAI's, checked against the scope by segment."""
     memories = [to_memory_record(record) for record in records]
     return [m for m in memories if matches(m, scope_prefix=scope_prefix)]
 
@@ -300,7 +289,10 @@ def delete_plan(
         dict(metadata_filter or {}),
     )
     if categories or metadata_filter or older_than is not None:
-        where = {**server_where(metadata_filter), **OWN}
+        where = {**server_where(metadata_filter, layout.operators), **OWN}
+        if older_than is not None and "$lt" in layout.operators:
+            # Categories never go: a where has no test of membership in an array (tags).
+            where[_CREATED] = {"$lt": utc_stamp(older_than)}
         listing = listing_params(layout, scope_prefix, own=True)
         listing["where"] = where
         return DeletePlan(None, listing, *_rest(plan))

@@ -11,6 +11,7 @@ from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from a2m import A2MClient, AsyncA2MClient, EmbeddingMismatch
 
+from ._listing import arecords, records
 from ._mapping import Layout, child_scopes, is_own, record_input, scope_info, to_memory_record
 from ._plan import (
     QueryTexts,
@@ -102,7 +103,7 @@ class A2MStorage:
     ) -> list[MemoryRecord]:
         layout = self._known()
         params = listing_params(layout, scope_prefix, own=own, vectors=vectors)
-        return listed(layout, self._client.timeline(**params).records, scope_prefix)
+        return listed(records(self._client, layout, params), scope_prefix)
 
     # --- StorageBackend: writes ----------------------------------------------------------
 
@@ -160,9 +161,14 @@ class A2MStorage:
     ) -> int:
         """Delete this adapter's records matching every given criterion (scope by
         segment, any of ``categories``, ids, created before ``older_than``, metadata
-        equal); none given deletes all of them. Returns how many went. One
-        ``memory/forget``, after one ``memory/timeline`` when categories, metadata or age
-        decide."""
+        equal); none given deletes all of them. Returns how many went. Without
+        categories, metadata or age: one ``memory/forget``, the server selecting.
+
+        Deleting by categories, metadata or age lists this adapter's records in the scope
+        (``⌈n/L⌉`` ``memory/timeline`` calls by cursor, ``L`` the server's
+        ``max_recall_limit``; metadata and age are filtered by the server where it
+        declares the operators, categories always here), then forgets the chosen ids, one
+        ``memory/forget`` per ``max_records_per_call``."""
         layout = self._known()
         plan = delete_plan(
             layout, scope_prefix, categories, record_ids, older_than, metadata_filter
@@ -172,17 +178,23 @@ class A2MStorage:
         if plan.forget is not None:
             return self._client.forget(**plan.forget).forgotten
         assert plan.listing is not None
-        chosen = plan.chosen(
-            listed(layout, self._client.timeline(**plan.listing).records, scope_prefix)
-        )
+        chosen = plan.chosen(listed(records(self._client, layout, plan.listing), scope_prefix))
         return sum(
             self._client.forget(ids=batch).forgotten for batch in self._batches(chosen, layout)
         )
 
     def reset(self, scope_prefix: str | None = None) -> None:
         """Delete every record this adapter wrote in ``scope_prefix`` (all of them for
-        ``None``); other frameworks' records stay. One ``memory/forget``."""
+        ``None``), however many; other frameworks' records stay. One ``memory/forget``."""
         self.delete(scope_prefix=scope_prefix)
+
+    def touch_records(self, record_ids: list[str]) -> None:
+        """Refresh ``last_accessed`` of records a recall returned (CrewAI's ``Memory``
+        calls it after each recall): no call at all. The server stamps ``accessed_at`` on
+        every record a ``memory/recall`` returns (spec §3.1), and a record reads with the
+        later of that and the ``last_accessed`` CrewAI saved. So every search candidate
+        counts as accessed, as the server counts it, not only the ones CrewAI kept."""
+        del record_ids
 
     # --- StorageBackend: reads -----------------------------------------------------------
 
@@ -227,23 +239,28 @@ class A2MStorage:
     def list_records(
         self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0
     ) -> list[MemoryRecord]:
-        """Records at or beneath ``scope_prefix``, newest first, ``limit`` from ``offset``:
-        one ``memory/timeline``."""
+        """Records at or beneath ``scope_prefix``, newest first, ``limit`` from ``offset``,
+        over every record in the scope: ``⌈n/L⌉`` ``memory/timeline`` calls (``n`` records
+        in the scope, ``L`` the server's ``max_recall_limit``, by cursor; one, capped with
+        :class:`~a2m_crewai.ListingCapped`, on a server that cannot page)."""
         if limit <= 0 or offset < 0:
             return []
         records = newest_first(self._list(scope_prefix, vectors=True))
         return records[offset : offset + limit]
 
     def get_scope_info(self, scope: str) -> ScopeInfo:
-        """Count, categories, date range and child scopes of ``scope``: one timeline."""
+        """Count, categories, date range and child scopes of ``scope``: ``⌈n/L⌉`` timeline
+        calls, as :meth:`list_records`."""
         return scope_info(scope, self._list(scope))
 
     def list_scopes(self, parent: str = "/") -> list[str]:
-        """The immediate child scopes of ``parent``: one ``memory/timeline``."""
+        """The immediate child scopes of ``parent``: ``⌈n/L⌉`` ``memory/timeline`` calls,
+        as :meth:`list_records`."""
         return child_scopes((r.scope for r in self._list(parent)), parent)
 
     def list_categories(self, scope_prefix: str | None = None) -> dict[str, int]:
-        """Each category in ``scope_prefix`` and how many records carry it: one timeline."""
+        """Each category in ``scope_prefix`` and how many records carry it: ``⌈n/L⌉``
+        timeline calls, as :meth:`list_records`."""
         counts: dict[str, int] = {}
         for record in self._list(scope_prefix):
             for category in record.categories:
@@ -251,7 +268,8 @@ class A2MStorage:
         return counts
 
     def count(self, scope_prefix: str | None = None) -> int:
-        """How many records are at or beneath ``scope_prefix``: one ``memory/timeline``."""
+        """How many records are at or beneath ``scope_prefix``: ``⌈n/L⌉``
+        ``memory/timeline`` calls, as :meth:`list_records` (A2M has no count)."""
         return len(self._list(scope_prefix))
 
     # --- StorageBackend: async -----------------------------------------------------------
@@ -334,8 +352,8 @@ class A2MStorage:
         if plan.forget is not None:
             return (await client.forget(**plan.forget)).forgotten
         assert plan.listing is not None
-        listing = (await client.timeline(**plan.listing)).records
-        chosen = plan.chosen(listed(layout, listing, scope_prefix))
+        listing = [record async for record in arecords(client, layout, plan.listing)]
+        chosen = plan.chosen(listed(listing, scope_prefix))
         forgotten = 0
         for batch in self._batches(chosen, layout):
             forgotten += (await client.forget(ids=batch)).forgotten

@@ -5,6 +5,7 @@ handler. Everything above it (negotiation, gating, retries, parsing) is binding-
 from __future__ import annotations
 
 import json
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from types import TracebackType
@@ -27,8 +28,63 @@ NotificationHandler = Callable[[dict[str, Any]], None]
 any thread (a reader thread, a worker thread, the event loop), so it must be thread-safe."""
 
 
+try:  # optional: a JSON encoder some twenty times faster on vectors
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - exercised where orjson is absent
+    _orjson = None  # type: ignore[assignment]
+
+# What orjson would encode where the standard library refuses (or encodes otherwise):
+# handed to ``_refuse_type`` instead, so the standard library decides.
+_PASSTHROUGH = (
+    0
+    if _orjson is None
+    else _orjson.OPT_PASSTHROUGH_DATETIME
+    | _orjson.OPT_PASSTHROUGH_DATACLASS
+    | _orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+def _refuse_type(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
+
+
+def _plain_finite(value: Any) -> bool:
+    """Whether ``value`` is built of plain JSON types only (exact ``dict`` with ``str``
+    keys, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``) and holds no NaN or
+    infinity: what orjson encodes exactly as the standard library does. A vector costs
+    one C-speed ``sum``, not a Python step per number."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str and _plain_finite(item) for key, item in value.items())
+    if kind is list:
+        try:
+            total = sum(value)
+        except (TypeError, OverflowError):  # not all numbers (or huge ints): look at each
+            return all(_plain_finite(item) for item in value)
+        # ints of any size sum exactly; a float total is finite iff every float was,
+        # unless finite floats overflowed, which the close look settles.
+        if type(total) is float and not math.isfinite(total):
+            return all(_plain_finite(item) for item in value)
+        return set(map(type, value)) <= _NUMBERS or all(_plain_finite(item) for item in value)
+    if kind is float:
+        return math.isfinite(value)
+    return kind in _SCALARS
+
+
+_NUMBERS = frozenset({float, int, bool})
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def encode_message(message: dict[str, Any]) -> bytes:
-    """One JSON-RPC message as compact UTF-8 JSON on a single line (§8.2)."""
+    """One JSON-RPC message as compact UTF-8 JSON on a single line (§8.2). With orjson
+    installed, a message of plain JSON types without NaN or infinity is encoded by it (the
+    same JSON, floats written shortest-exact as ``repr`` writes them); anything else, and
+    anything orjson refuses, by the standard library, whose errors are the contract."""
+    if _orjson is not None and _plain_finite(message):
+        try:
+            return _orjson.dumps(message, default=_refuse_type, option=_PASSTHROUGH)
+        except TypeError:  # an int beyond 64 bits, a lone surrogate...: decided below
+            pass
     try:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError as exc:

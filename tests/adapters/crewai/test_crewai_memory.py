@@ -28,8 +28,10 @@ def test_recall_finds_records_without_vectors(
     memory = a2m_memory(storage, llm=ScriptedLLM(), embedder=embed)
     assert isinstance(memory, A2MMemory)
     found = memory.recall("when does the backup window open", limit=2, depth=depth)  # type: ignore[arg-type]
-    assert found[0].record.content == "the backup window opens at two in the morning"
-    assert found[0].record.scope == "/"
+    # Found by its words alone. (Its place is the server's: fused ranking ties the top of
+    # the word list with the top of the vector list, and salience breaks the tie.)
+    backup = [m.record for m in found if m.record.content.startswith("the backup window")]
+    assert [record.scope for record in backup] == ["/"]
 
 
 @pytest.mark.parametrize("depth", ["shallow", "deep"])
@@ -56,7 +58,8 @@ def test_private_records_stay_with_their_source(
 
 
 def test_a_listing_at_the_cap_warns(a2m_http_server_factory: object) -> None:
-    config = ServerConfig(limits=LimitsConfig(max_recall_limit=5))
+    # A server that cannot page: one timeline, at most max_recall_limit records.
+    config = ServerConfig(limits=LimitsConfig(max_recall_limit=5), timeline_cursor=False)
     url = a2m_http_server_factory(config=config)  # type: ignore[operator]
     storage = A2MStorage(url)
     storage.save([MemoryRecord(content=f"fact {i}") for i in range(4)])

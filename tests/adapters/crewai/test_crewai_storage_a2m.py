@@ -192,12 +192,14 @@ def test_other_frameworks_records_are_read(storage_factory: Factory, foreign: A2
     query = embed_one("when do deploy keys rotate")
     assert "deploy keys rotate every quarter" not in [r.content for r, _ in storage.search(query)]
     storage.query_texts.note(query, "when do deploy keys rotate")
-    assert storage.search(query, limit=1)[0][0].content == "deploy keys rotate every quarter"
+    # (Fused ranking ties the top of the word list with the top of the vector list.)
+    found = [r.content for r, _ in storage.search(query, limit=2)]
+    assert "deploy keys rotate every quarter" in found
+    assert "the office closes at six on fridays" not in found
     token = current_recall().set(RecallContext("office closes", None, False))
     try:
-        assert storage.search(embed_one("unrelated"), limit=1)[0][0].content.startswith(
-            "the office"
-        )
+        found = [r.content for r, _ in storage.search(embed_one("unrelated"), limit=2)]
+        assert "the office closes at six on fridays" in found
     finally:
         current_recall().reset(token)
     foreign.close()
