@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from store_backends import PostgresServer, resolve_db, set_active
+from store_backends import PostgresServer, active, current_server, resolve_db, set_active
 
 # Modules that exercise a store; the others (CLI parsing, units) run on SQLite alone.
 _STORE_MODULES = ("test_spec_", "test_rest_", "test_http_binding", "test_where_operators")
@@ -70,6 +70,21 @@ def store_backend(request: pytest.FixtureRequest) -> Iterator[str]:
             yield backend
         finally:
             set_active("sqlite", None)
+
+
+@pytest.fixture(autouse=True)
+def _sqlite_unless_asked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that does not ask for a backend gets SQLite, even after a PostgreSQL-backed
+    test in the same process left the session's backend on PostgreSQL."""
+    if "store_backend" in request.fixturenames or active() != "postgres":
+        yield
+        return
+    server = current_server()
+    set_active("sqlite", None)
+    try:
+        yield
+    finally:
+        set_active("postgres", server)
 
 
 @pytest.fixture(autouse=True)

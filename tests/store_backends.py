@@ -27,6 +27,12 @@ def active() -> str:
     return str(_active["backend"])
 
 
+def current_server() -> PostgresServer | None:
+    """The PostgreSQL the active backend routes stores to, if it is PostgreSQL."""
+    server: PostgresServer | None = _active["server"]
+    return server
+
+
 def set_active(backend: str, server: PostgresServer | None) -> None:
     _active["backend"] = backend
     _active["server"] = server

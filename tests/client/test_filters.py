@@ -79,7 +79,6 @@ def test_matches_follows_the_documented_rules(where: dict[str, Any], expected: b
         ({"score": {"$eq": {"a": 1}}}, "where.score"),
         ({"score": {}}, "where.score"),
         ({"score": float("nan")}, "where.score"),
-        ({"metadata.": 1}, "where.metadata."),
         ({"created_at": {"$gt": "last week"}}, "where.created_at"),
     ],
 )
@@ -94,3 +93,10 @@ def test_uses_operators_tells_equality_from_the_extension() -> None:
     assert not filters.uses_operators({"role": "user", "tier": ["a", "b"]})
     assert filters.uses_operators({"score": {"$gt": 1}})
     assert filters.uses_operators({"metadata.user.id": "u1"})
+
+
+@pytest.mark.parametrize("name", ["metadata.", "metadata..v", "metadata.a."])
+def test_a_key_that_is_no_path_is_a_plain_metadata_key(name: str) -> None:
+    filters.validate({name: 1})
+    assert filters.matches({name: 1}, {"content": "x", "metadata": {name: 1}})
+    assert not filters.matches({name: 1}, {"content": "x", "metadata": {"v": 1}})

@@ -144,7 +144,6 @@ def test_record_fields_and_timestamps_take_operators(peer: Connection) -> None:
         ({"v": {"$in": [{"a": 1}]}}, "where.v"),
         ({"v": {"$exists": "yes"}}, "where.v"),
         ({"v": {}}, "where.v"),
-        ({"metadata..v": 1}, "where.metadata..v"),
         ({"created_at": {"$gt": "yesterday"}}, "where.created_at"),
         ({"v": {"$eq": [1]}}, "where.v"),
     ],
@@ -236,3 +235,15 @@ def test_a_plain_server_ignores_a_cursor_and_refuses_operators() -> None:
                 connection.call("memory/timeline", {"where": where})
             assert caught.value.code == ErrorCode.INVALID_PARAMS
         assert connection.call("memory/timeline", {"where": {"role": None}})["records"]
+
+
+@pytest.mark.parametrize("name", ["metadata.", "metadata..v", "metadata.a."])
+def test_a_key_that_is_no_path_matches_the_metadata_key_of_that_name(name: str) -> None:
+    with A2MServer() as server, server.connect() as connection:
+        connection.call("memory/describe", {})
+        connection.call(
+            "memory/remember",
+            {"records": [{"content": "named", "metadata": {name: 1}}, {"content": "other"}]},
+        )
+        found = connection.call("memory/timeline", {"where": {name: 1}})["records"]
+        assert [record["content"] for record in found] == ["named"]

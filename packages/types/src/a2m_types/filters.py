@@ -104,7 +104,8 @@ def _target(name: Any) -> tuple[Kind, tuple[str, ...]]:
     if name.startswith(METADATA_PATH):
         segments = tuple(name[len(METADATA_PATH) :].split("."))
         if not all(segments):
-            raise FilterError(f"where.{name}", "a metadata path has no empty segment")
+            # Not a path (it has an empty segment): a plain metadata key, as §5.2 reads it.
+            return "metadata", (name,)
         return "metadata", segments
     if name in TIME_FIELDS:
         return "time", (name,)
