@@ -16,6 +16,7 @@ from ._pg_adapt import Float8Array
 from ._pg_filter import Sql, add_scope, build_filter, dump_json, jsonb_text
 from ._pg_text import query_lexemes, tsquery, tsvector
 from .base import (
+    RECORD_COLUMNS,
     EventRow,
     NewRecord,
     RecordFilter,
@@ -33,11 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PgReader", "PgWriter", "StoreState", "vector_literal"]
 
-_COLUMNS = (
-    "rowid, id, content, created_at, updated_at, role, metadata, grp, tier, salience, "
-    "accessed_at, access_count, owner, session, key, revision, uri, media_type, expires_at"
-)
-_R_COLUMNS = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+_R_COLUMNS = ", ".join(f"r.{c.strip()}" for c in RECORD_COLUMNS.split(","))
 _WITH_VECTOR = f"{_R_COLUMNS}, v.embedding FROM records AS r " + (
     "LEFT JOIN record_vectors AS v ON v.rowid = r.rowid"
 )
@@ -89,30 +86,8 @@ def vector_literal(vector: Sequence[float]) -> str | None:
 
 
 def row_to_record(row: Sequence[Any], *, with_vector: bool) -> StoredRecord:
-    record = StoredRecord(
-        rowid=row[0],
-        id=row[1],
-        content=row[2],
-        created_at=row[3],
-        updated_at=row[4],
-        role=row[5],
-        metadata=json.loads(row[6]) if row[6] is not None else None,
-        group=row[7],
-        tier=row[8],
-        salience=row[9],
-        accessed_at=row[10],
-        access_count=row[11],
-        owner=row[12],
-        session=row[13],
-        key=row[14],
-        revision=row[15],
-        uri=row[16],
-        media_type=row[17],
-        expires_at=row[18],
-    )
-    if with_vector and row[19] is not None:
-        record.embedding = [float(x) for x in row[19]]
-    return record
+    vector = row[19] if with_vector else None
+    return StoredRecord.from_row(row, None if vector is None else [float(x) for x in vector])
 
 
 def _meta_jsonb(metadata: Mapping[str, Any] | None) -> str | None:

@@ -6,6 +6,7 @@ decides *what* to do and calls these primitives inside one write transaction."""
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "RECORD_COLUMNS",
     "EventRow",
     "NewRecord",
     "RecordFilter",
@@ -26,6 +28,12 @@ __all__ = [
 ]
 
 Order = Literal["created_asc", "created_desc"]
+
+RECORD_COLUMNS = (
+    "rowid, id, content, created_at, updated_at, role, metadata, grp, tier, salience, "
+    "accessed_at, access_count, owner, session, key, revision, uri, media_type, expires_at"
+)
+"""The record columns every store selects, in the order :meth:`StoredRecord.from_row` reads."""
 
 
 class StoreError(RuntimeError):
@@ -58,6 +66,33 @@ class StoredRecord:
     uri: str | None = None
     media_type: str | None = None
     expires_at: int | None = None
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any], embedding: list[float] | None) -> StoredRecord:
+        """The record a row of :data:`RECORD_COLUMNS` holds (``metadata`` as JSON text),
+        with ``embedding`` as the store decoded it."""
+        return cls(
+            rowid=row[0],
+            id=row[1],
+            content=row[2],
+            created_at=row[3],
+            updated_at=row[4],
+            role=row[5],
+            metadata=json.loads(row[6]) if row[6] is not None else None,
+            group=row[7],
+            tier=row[8],
+            salience=row[9],
+            accessed_at=row[10],
+            access_count=row[11],
+            owner=row[12],
+            session=row[13],
+            key=row[14],
+            revision=row[15],
+            embedding=embedding,
+            uri=row[16],
+            media_type=row[17],
+            expires_at=row[18],
+        )
 
 
 @dataclass

@@ -25,6 +25,7 @@ from a2m_server.text import index_text
 from . import _fts
 from ._sqlite_where import where_clause
 from .base import (
+    RECORD_COLUMNS,
     EventRow,
     NewRecord,
     RecordFilter,
@@ -42,11 +43,7 @@ __all__ = ["SQLiteStore"]
 
 log = logging.getLogger("a2m_server.store")
 
-_COLUMNS = (
-    "rowid, id, content, created_at, updated_at, role, metadata, grp, tier, salience, "
-    "accessed_at, access_count, owner, session, key, revision, uri, media_type, expires_at"
-)
-_PREFIXED_COLUMNS = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+_PREFIXED_COLUMNS = ", ".join(f"r.{c.strip()}" for c in RECORD_COLUMNS.split(","))
 _PREFIXED_COLUMNS_WITH_VECTOR = _PREFIXED_COLUMNS + ", v.embedding"
 _VECTOR_JOIN = " LEFT JOIN record_vectors AS v ON v.rowid = r.rowid"
 
@@ -69,30 +66,8 @@ def _unpack(blob: bytes) -> list[float]:
 
 
 def _row_to_record(row: Sequence[Any], *, with_vector: bool) -> StoredRecord:
-    record = StoredRecord(
-        rowid=row[0],
-        id=row[1],
-        content=row[2],
-        created_at=row[3],
-        updated_at=row[4],
-        role=row[5],
-        metadata=json.loads(row[6]) if row[6] is not None else None,
-        group=row[7],
-        tier=row[8],
-        salience=row[9],
-        accessed_at=row[10],
-        access_count=row[11],
-        owner=row[12],
-        session=row[13],
-        key=row[14],
-        revision=row[15],
-        uri=row[16],
-        media_type=row[17],
-        expires_at=row[18],
-    )
-    if with_vector and row[19] is not None:
-        record.embedding = _unpack(row[19])
-    return record
+    blob = row[19] if with_vector else None
+    return StoredRecord.from_row(row, None if blob is None else _unpack(blob))
 
 
 class _Sql:
