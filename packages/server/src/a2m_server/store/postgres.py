@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -21,6 +20,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
+from ._access import AccessBuffer
 from ._pg_access import PgReader, PgWriter
 from ._pg_adapt import configure
 from ._pg_schema import MIGRATION_LOCK, MissingExtensionError, migrate
@@ -38,8 +38,6 @@ VectorIndexKind = Literal["exact", "hnsw"]
 
 # Buffered access counts reach the database with the next write, or after this long or
 # this many (as on SQLite).
-_ACCESS_FLUSH_SECONDS = 2.0
-_ACCESS_FLUSH_RECORDS = 1000
 # HNSW indexes vectors of up to this many dimensions (pgvector's limit).
 _HNSW_MAX_DIMENSIONS = 2000
 _OPCLASS = {"cosine": "vector_cosine_ops", "dot": "vector_ip_ops", "l2": "vector_l2_ops"}
@@ -157,9 +155,7 @@ class PostgresStore(Store):
             pool_size,
         )
         self._closed = False
-        self._access_lock = threading.Lock()
-        self._pending_access: dict[str, tuple[int, int]] = {}
-        self._pending_since: float | None = None
+        self._access = AccessBuffer()
         self._listen_lock = threading.Lock()
         self._listeners: list[Callable[[], None]] = []
         self._listener: threading.Thread | None = None
@@ -252,7 +248,7 @@ class PostgresStore(Store):
     @contextmanager
     def writing(self) -> Iterator[StoreWriter]:
         with self._connection() as conn:
-            accesses = self._take_pending_access()
+            accesses = self._access.take()
             try:
                 with conn.pipeline():
                     conn.execute("BEGIN")
@@ -274,59 +270,23 @@ class PostgresStore(Store):
                 conn.execute("COMMIT")
             except BaseException:
                 _finish(conn, "ROLLBACK")
-                self._restore_pending_access(accesses)
+                self._access.restore(accesses)
                 raise
 
     # --- access counts -------------------------------------------------------------------
 
     def record_access(self, ids: Sequence[str], at: int) -> None:
         """Count one access of each record; buffered, and flushed with the next write."""
-        if not ids:
-            return
-        with self._access_lock:
-            pending = self._pending_access
-            for record_id in ids:
-                count, _ = pending.get(record_id, (0, 0))
-                pending[record_id] = (count + 1, at)
-            if self._pending_since is None:
-                self._pending_since = time.monotonic()
-            due = (
-                len(pending) >= _ACCESS_FLUSH_RECORDS
-                or time.monotonic() - self._pending_since >= _ACCESS_FLUSH_SECONDS
-            )
-        if due:
+        if ids and self._access.add(ids, at):
             self.flush_access()
 
     def flush_access(self) -> None:
-        if self._pending_access:
+        if self._access:
             with self.writing():
                 pass  # writing() applies what is pending
 
-    def _take_pending_access(self) -> dict[str, tuple[int, int]]:
-        with self._access_lock:
-            pending, self._pending_access = self._pending_access, {}
-            self._pending_since = None
-        return pending
-
-    def _restore_pending_access(self, pending: dict[str, tuple[int, int]]) -> None:
-        if not pending:
-            return
-        with self._access_lock:
-            for record_id, (count, at) in pending.items():
-                current, last = self._pending_access.get(record_id, (0, 0))
-                self._pending_access[record_id] = (current + count, max(at, last))
-            if self._pending_since is None:
-                self._pending_since = time.monotonic()
-
     def overlay_access(self, records: Sequence[StoredRecord]) -> None:
-        if not self._pending_access:
-            return
-        with self._access_lock:
-            for record in records:
-                pending = self._pending_access.get(record.id)
-                if pending is not None:
-                    record.access_count += pending[0]
-                    record.accessed_at = max(record.accessed_at or 0, pending[1])
+        self._access.overlay(records)
 
     # --- notifications -------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ import numpy as np
 from a2m_server.text import index_text
 
 from . import _fts
+from ._access import AccessBuffer
 from ._sqlite_where import where_clause
 from .base import (
     RECORD_COLUMNS,
@@ -169,8 +170,6 @@ def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) 
 
 # Access counts are buffered, because every write makes readers re-read their pages;
 # they reach the file with the next write, or after this long or this many.
-_ACCESS_FLUSH_SECONDS = 2.0
-_ACCESS_FLUSH_RECORDS = 1000
 # Deletions after which the full-text index is rewritten without their words.
 _PURGE_AFTER_DELETIONS = 5000
 # Document frequencies are estimates: cached, and forgotten after this many writes.
@@ -737,9 +736,7 @@ class SQLiteStore(Store):
         self._terms = _fts.TermStats(posting_budget)
         self._frequency_writes = 0
         self._deletions = 0
-        self._access_lock = threading.Lock()
-        self._pending_access: dict[str, tuple[int, int]] = {}
-        self._pending_since: float | None = None
+        self._access = AccessBuffer()
 
     # --- connections -------------------------------------------------------------------
 
@@ -817,51 +814,17 @@ class SQLiteStore(Store):
 
     def record_access(self, ids: Sequence[str], at: int) -> None:
         """Count one access of each record; buffered, and flushed with the next write."""
-        if not ids:
-            return
-        with self._access_lock:
-            pending = self._pending_access
-            for record_id in ids:
-                count, _ = pending.get(record_id, (0, 0))
-                pending[record_id] = (count + 1, at)
-            if self._pending_since is None:
-                self._pending_since = time.monotonic()
-            due = (
-                len(pending) >= _ACCESS_FLUSH_RECORDS
-                or time.monotonic() - self._pending_since >= _ACCESS_FLUSH_SECONDS
-            )
-        if due:
+        if ids and self._access.add(ids, at):
             with self.writing():
                 pass  # writing() applies what is pending
 
     def flush_access(self) -> None:
-        if self._pending_access:
+        if self._access:
             with self.writing():
                 pass  # writing() applies what is pending
 
-    def _take_pending_access(self) -> dict[str, tuple[int, int]]:
-        with self._access_lock:
-            pending, self._pending_access = self._pending_access, {}
-            self._pending_since = None
-        return pending
-
-    def _restore_pending_access(self, pending: dict[str, tuple[int, int]]) -> None:
-        with self._access_lock:
-            for record_id, (count, at) in pending.items():
-                current, last = self._pending_access.get(record_id, (0, 0))
-                self._pending_access[record_id] = (current + count, max(at, last))
-            if self._pending_since is None:
-                self._pending_since = time.monotonic()
-
     def _overlay_access(self, records: Sequence[StoredRecord]) -> None:
-        if not self._pending_access:
-            return
-        with self._access_lock:
-            for record in records:
-                pending = self._pending_access.get(record.id)
-                if pending is not None:
-                    record.access_count += pending[0]
-                    record.accessed_at = max(record.accessed_at or 0, pending[1])
+        self._access.overlay(records)
 
     # --- vector index ------------------------------------------------------------------
 
@@ -936,7 +899,7 @@ class SQLiteStore(Store):
             self._check_foreign_writes()
             self._writer.execute("BEGIN IMMEDIATE")
             writer = _Writer(self, self._writer)
-            accesses = self._take_pending_access()
+            accesses = self._access.take()
             try:
                 writer.add_accesses(accesses)
                 yield writer
@@ -945,7 +908,7 @@ class SQLiteStore(Store):
                 self._writer.execute("COMMIT")
             except BaseException:
                 self._writer.execute("ROLLBACK")
-                self._restore_pending_access(accesses)
+                self._access.restore(accesses)
                 raise
             self._apply_vector_changes(writer)
             self._note_writes(writer.records_written)
@@ -967,7 +930,7 @@ class SQLiteStore(Store):
     def close(self) -> None:
         if self._closed:
             return
-        if self._pending_access:
+        if self._access:
             with self.writing():
                 pass  # flush buffered access counts
         if self._deletions:
