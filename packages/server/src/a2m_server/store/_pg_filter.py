@@ -7,8 +7,9 @@ import json
 from typing import Any
 
 from a2m_types import parse_timestamp, to_epoch_ms
-from a2m_types.filters import Condition, parse
+from a2m_types.filters import Condition
 
+from ._where import Dialect
 from .base import RecordFilter, Scope
 
 __all__ = ["Sql", "add_scope", "build_filter", "dump_json", "jsonb_text"]
@@ -186,30 +187,7 @@ def _presence(condition: Condition) -> tuple[str, list[Any]]:
     return f"(r.{column} {'IS NOT NULL' if condition.operand else 'IS NULL'})", []
 
 
-def _condition(condition: Condition) -> tuple[str, list[Any]]:
-    op = condition.op
-    if op in ("$eq", "$ne"):
-        clause, params = _equality(condition, [condition.operand])
-    elif op in ("$in", "$nin"):
-        clause, params = _equality(condition, list(condition.operand))
-    elif op == "$exists":
-        return _presence(condition)
-    else:
-        return _ordering(condition)
-    return (f"(NOT {clause})" if op in ("$ne", "$nin") else clause), params
-
-
-def _where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
-    """One ``where`` entry (§5.2 equality, and the operators the server declares) as one
-    condition; every operator of an operator object must hold. The protocol layer has
-    checked it (:func:`a2m_types.filters.parse`), as for the SQLite store."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for condition in parse({name: expected}):
-        clause, more = _condition(condition)
-        clauses.append(clause)
-        params += more
-    return "(" + (" AND ".join(clauses) or "TRUE") + ")", params
+_POSTGRES = Dialect(equality=_equality, ordering=_ordering, presence=_presence)
 
 
 def _key_bounds(prefix: str) -> tuple[str, str]:
@@ -266,7 +244,7 @@ def build_filter(where: RecordFilter, now: int) -> Sql:
     if where.earned_at_least is not None:
         sql.add("r.access_count + r.salience >= %s", where.earned_at_least)
     for name, expected in (where.where or {}).items():
-        clause, params = _where_clause(name, expected)
+        clause, params = _POSTGRES.clause(name, expected)
         sql.add(clause, *params)
     for beneath in (where.key_under, where.key_child_of):
         if beneath is not None:

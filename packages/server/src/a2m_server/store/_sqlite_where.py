@@ -13,7 +13,9 @@ import math
 from typing import Any
 
 from a2m_types import parse_timestamp, to_epoch_ms
-from a2m_types.filters import Condition, parse
+from a2m_types.filters import Condition
+
+from ._where import Dialect
 
 __all__ = ["FIELD_COLUMNS", "TIME_COLUMNS", "json_path", "where_clause"]
 
@@ -176,25 +178,9 @@ def _presence(condition: Condition) -> tuple[str, list[Any]]:
     return f"(r.{columns[condition.target[0]]} {null})", []
 
 
-def _condition(condition: Condition) -> tuple[str, list[Any]]:
-    op = condition.op
-    if op in ("$eq", "$ne"):
-        clause, params = _equality(condition, [condition.operand])
-    elif op in ("$in", "$nin"):
-        clause, params = _equality(condition, list(condition.operand))
-    elif op == "$exists":
-        return _presence(condition)
-    else:
-        return _ordering(condition)
-    return (f"(NOT {clause})" if op in ("$ne", "$nin") else clause), params
+_SQLITE = Dialect(equality=_equality, ordering=_ordering, presence=_presence)
 
 
 def where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
-    """One ``where`` entry as ``(condition, parameters)``; every operator of an operator
-    object must hold. The protocol layer has checked it (:func:`a2m_types.filters.parse`)."""
-    clauses, params = [], []
-    for condition in parse({name: expected}):
-        clause, more = _condition(condition)
-        clauses.append(clause)
-        params += more
-    return "(" + " AND ".join(clauses) + ")", params
+    """One ``where`` entry as ``(condition, parameters)`` in SQLite's SQL."""
+    return _SQLITE.clause(name, expected)

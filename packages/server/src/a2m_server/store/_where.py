@@ -1,0 +1,51 @@
+"""One ``where`` entry as SQL: the operator dispatch both stores share. Each store's
+:class:`Dialect` says how equality, ordering and presence are written in its SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from a2m_types.filters import Condition, parse
+
+__all__ = ["Clause", "Dialect"]
+
+Clause = tuple[str, list[Any]]
+"""A SQL condition and its parameters."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one store writes each kind of test; :meth:`clause` combines them."""
+
+    equality: Callable[[Condition, list[Any]], Clause]
+    """Any of the values (``$eq``, ``$in``, §5.2 equality)."""
+    ordering: Callable[[Condition], Clause]
+    """``$gt`` ``$gte`` ``$lt`` ``$lte``."""
+    presence: Callable[[Condition], Clause]
+    """``$exists``."""
+
+    def condition(self, condition: Condition) -> Clause:
+        op = condition.op
+        if op in ("$eq", "$ne"):
+            clause, params = self.equality(condition, [condition.operand])
+        elif op in ("$in", "$nin"):
+            clause, params = self.equality(condition, list(condition.operand))
+        elif op == "$exists":
+            return self.presence(condition)
+        else:
+            return self.ordering(condition)
+        return (f"(NOT {clause})" if op in ("$ne", "$nin") else clause), params
+
+    def clause(self, name: str, expected: Any) -> Clause:
+        """One ``where`` entry (§5.2 equality, and the declared operators) as one
+        condition; every operator of an operator object must hold. The protocol layer
+        has checked it (:func:`a2m_types.filters.parse`)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for condition in parse({name: expected}):
+            clause, more = self.condition(condition)
+            clauses.append(clause)
+            params += more
+        return "(" + (" AND ".join(clauses) or "1 = 1") + ")", params
