@@ -100,7 +100,7 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
             elif moment is not None:
                 scalars.append(moment)
         if scalars:
-            alternatives.append(f"coalesce({column} = ANY(%s::bigint[]), FALSE)")
+            alternatives.append(f"({column} IS NOT NULL AND {column} = ANY(%s::bigint[]))")
             params.append(scalars)
     elif condition.kind == "field" and name in _TEXT_COLUMNS:
         column = f"r.{_TEXT_COLUMNS[name]}"
@@ -110,7 +110,7 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
             elif isinstance(value, str):
                 scalars.append(value)  # a number or a boolean never equals a text field
         if scalars:
-            alternatives.append(f"coalesce({column} = ANY(%s::text[]), FALSE)")
+            alternatives.append(f"({column} IS NOT NULL AND {column} = ANY(%s::text[]))")
             params.append(scalars)
     elif condition.kind == "field":
         column = f"r.{_NUMBER_COLUMNS[name]}"
@@ -151,7 +151,7 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
         moment = _moment(operand)
         if moment is None:
             return "FALSE", []
-        return f"coalesce(r.{_TIME_COLUMNS[name]} {symbol} %s, FALSE)", [moment]
+        return f"(r.{_TIME_COLUMNS[name]} IS NOT NULL AND r.{_TIME_COLUMNS[name]} {symbol} %s)", [moment]
     numeric = not isinstance(operand, str)
     if condition.kind == "field":
         if name in _NUMBER_COLUMNS:

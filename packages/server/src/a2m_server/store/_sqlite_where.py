@@ -105,8 +105,7 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
                 found.add("0")  # not a timestamp: equal to none
             else:
                 scalars.append(moment)
-        clause, many = f"{column} = ?", f"{column} IN (SELECT value FROM json_each(?))"
-        _gather(found, scalars, f"coalesce({clause}, 0)", f"coalesce({many}, 0)")
+        _gather(found, scalars, *_column_tests(column))
         return found.any()
     if condition.kind == "field":
         column = f"r.{FIELD_COLUMNS[condition.target[0]]}"
@@ -115,8 +114,7 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
                 found.add(f"{column} IS NULL")
             else:
                 scalars.append(int(value) if isinstance(value, bool) else value)
-        clause, many = f"{column} = ?", f"{column} IN (SELECT value FROM json_each(?))"
-        _gather(found, scalars, f"coalesce({clause}, 0)", f"coalesce({many}, 0)")
+        _gather(found, scalars, *_column_tests(column))
         return found.any()
     path = json_path(*condition.target)
     for value in map(_number, values):
@@ -140,6 +138,16 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
         path,
     )
     return found.any()
+
+
+def _column_tests(column: str) -> tuple[str, str]:
+    """Equality with one value and with any of several, each 1 or 0 (never NULL) and in a
+    form the column's index serves, partial indexes (``WHERE x IS NOT NULL``) included: the
+    values compared are never NULL, so only the column's NULL needs turning into 0."""
+    return (
+        f"({column} IS NOT NULL AND {column} = ?)",
+        f"({column} IS NOT NULL AND {column} IN (SELECT value FROM json_each(?)))",
+    )
 
 
 def _gather(found: _Sql, scalars: list[Any], single: str, many: str, *lead: Any) -> None:
