@@ -151,7 +151,9 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
         moment = _moment(operand)
         if moment is None:
             return "FALSE", []
-        return f"(r.{_TIME_COLUMNS[name]} IS NOT NULL AND r.{_TIME_COLUMNS[name]} {symbol} %s)", [moment]
+        return f"(r.{_TIME_COLUMNS[name]} IS NOT NULL AND r.{_TIME_COLUMNS[name]} {symbol} %s)", [
+            moment
+        ]
     numeric = not isinstance(operand, str)
     if condition.kind == "field":
         if name in _NUMBER_COLUMNS:
