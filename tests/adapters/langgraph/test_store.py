@@ -278,6 +278,11 @@ def test_a_batch_costs_a_bounded_number_of_calls(server: A2MServer) -> None:
         assert counting.calls == {"memory/timeline": 1}
         assert [r.value["text"] for r in results] == [f"item {i}" for i in range(50)]  # type: ignore[union-attr]
         counting.reset()
+        item = store.get(("b", "7"), "k7")
+        assert counting.calls == {"memory/fetch": 1}  # one get: one fetch, nothing else
+        assert item is not None
+        assert item.value == {"text": "item 7"}
+        counting.reset()
         store.batch([SearchOp(("b",), {"text": "item 3"}), SearchOp(("b",), query="item 7")])
         assert counting.calls == {"memory/timeline": 1, "memory/recall": 1}
 

@@ -4,7 +4,8 @@ A batch runs as LangGraph's own stores run one: every read sees the store as it 
 before the batch, then the batch's writes apply, the last write to an address winning.
 Its calls, whatever the number of operations:
 
-- all ``GetOp``: one ``memory/timeline`` naming their keys (per 500 keys);
+- all ``GetOp``: one ``memory/timeline`` naming their keys (per 500 keys); a single key
+  is one ``memory/fetch`` instead, plus that timeline when an owned record answers it;
 - each ``SearchOp`` (:mod:`._store_search`): one ``memory/recall`` with a query (a
   semantic one with a filter adds one ``memory/timeline`` for its winners' vectors);
   without one, a ``memory/timeline`` per page until the page asked for is full (one page
@@ -137,6 +138,15 @@ def _read_addresses(addresses: Sequence[str], layout: Layout) -> Plan[dict[str, 
     """The records at ``addresses``, in as few timeline calls as the server allows."""
     unique = list(dict.fromkeys(addresses))
     found: dict[str, Record] = {}
+    if len(unique) == 1:
+        # One key: a fetch is the cheapest read there is. Its answer is final when it is
+        # nothing or the unowned record (which wins); an owned one may be the caller's own
+        # rather than the latest, so then the timeline below decides.
+        fetched = yield Call("fetch", {"key": unique[0]})
+        if fetched.record is None or fetched.record.owner is None:
+            if fetched.record is not None:
+                found[unique[0]] = fetched.record
+            return found
     step = layout.keys_per_call
     for start in range(0, len(unique), step):
         chunk = unique[start : start + step]
