@@ -47,6 +47,10 @@ log = logging.getLogger("a2m_server.store")
 _PREFIXED_COLUMNS = ", ".join(f"r.{c.strip()}" for c in RECORD_COLUMNS.split(","))
 _PREFIXED_COLUMNS_WITH_VECTOR = _PREFIXED_COLUMNS + ", v.embedding"
 _VECTOR_JOIN = " LEFT JOIN record_vectors AS v ON v.rowid = r.rowid"
+# A vector search whose filter admits at most this many records ranks exactly those; one
+# admitting more over-fetches from the whole index, growing the fetch up to the ceiling.
+_PREFILTER_ROWS = 2048
+_OVERFETCH_CEILING = 4096
 
 
 def _now_ms() -> int:
@@ -330,28 +334,48 @@ class _Reader(StoreReader):
         if index is None or limit <= 0:
             return []
         sql = _build_filter(where.with_(with_embedding=True), self._now)
-        # Over-fetch from the whole index, then keep what passes the filter; fall back to
-        # an exact scan of the allowed rows only when the filter rejects too many. With no
-        # filter only an expired record can be refused, so a small margin is enough.
-        selective = where.with_(with_embedding=False) != RecordFilter()
-        fetch = max(limit * 8, 64) if selective else limit + 8
-        candidates = index.search(vector, fetch)
-        passed = self._filter_rowids([rowid for rowid, _ in candidates], sql)
-        hits = [(passed[rowid], score) for rowid, score in candidates if rowid in passed]
-        if len(hits) < limit and len(candidates) >= fetch:
-            allowed = np.fromiter(
-                (
-                    row[0]
-                    for row in self._conn.execute(
-                        f"SELECT r.rowid FROM records AS r WHERE {sql.text()}", sql.params
-                    )
-                ),
-                dtype=np.int64,
-            )
-            exact = index.search(vector, limit, allowed=allowed)
-            ids = self._ids_for([rowid for rowid, _ in exact])
-            hits = [(ids[rowid], score) for rowid, score in exact if rowid in ids]
-        return hits[:limit]
+        if where.with_(with_embedding=False) == RecordFilter():
+            # No filter: only an expired record can be refused, so a small margin is enough.
+            return self._nearest_overall(index, vector, limit, sql, limit + 8)
+        # A filter admitting few rows (a namespace's key prefix, a session) ranks just those,
+        # exactly: listing them is one indexed query, cheaper than ranking every vector and
+        # checking the winners. Past _PREFILTER_ROWS the query stops, and the whole index is
+        # ranked instead.
+        rows = self._conn.execute(
+            f"SELECT r.rowid, r.id FROM records AS r WHERE {sql.text()} LIMIT ?",
+            [*sql.params, _PREFILTER_ROWS + 1],
+        ).fetchall()
+        if len(rows) <= _PREFILTER_ROWS:
+            ids = dict(rows)
+            return [(ids[rowid], score) for rowid, score in index.search_rows(vector, limit, ids)]
+        return self._nearest_overall(index, vector, limit, sql, max(limit * 8, 64))
+
+    def _nearest_overall(
+        self, index: VectorIndex, vector: Sequence[float], limit: int, sql: _Sql, fetch: int
+    ) -> list[tuple[str, float]]:
+        """Over-fetch from the whole index and keep what passes the filter, fetching
+        more while too few pass; an exact scan of the allowed rows when even that fails."""
+        while True:
+            candidates = index.search(vector, fetch)
+            passed = self._filter_rowids([rowid for rowid, _ in candidates], sql)
+            hits = [(passed[rowid], score) for rowid, score in candidates if rowid in passed]
+            if len(hits) >= limit or len(candidates) < fetch:
+                return hits[:limit]
+            if fetch >= _OVERFETCH_CEILING:
+                break
+            fetch *= 4
+        allowed = np.fromiter(
+            (
+                row[0]
+                for row in self._conn.execute(
+                    f"SELECT r.rowid FROM records AS r WHERE {sql.text()}", sql.params
+                )
+            ),
+            dtype=np.int64,
+        )
+        exact = index.search(vector, limit, allowed=allowed)
+        ids = self._ids_for([rowid for rowid, _ in exact])
+        return [(ids[rowid], score) for rowid, score in exact if rowid in ids][:limit]
 
     def _filter_rowids(self, rowids: list[int], sql: _Sql) -> dict[int, str]:
         if not rowids:

@@ -100,6 +100,22 @@ class VectorIndex:
                 self._sq_norms[slot] = 0.0
                 self._free.append(slot)
 
+    def search_rows(
+        self, vector: Sequence[float], limit: int, rowids: Iterable[int]
+    ) -> list[tuple[int, float]]:
+        """:meth:`search` among ``rowids`` alone (those without a vector are skipped): the
+        rows are gathered by slot, so its cost follows their number, not the index's."""
+        query = self._prepare(vector)
+        with self._lock:
+            slots = [slot for slot in map(self._slot.get, rowids) if slot is not None]
+            # Gathered under the lock: a writer overwrites slots in place.
+            matrix = self._matrix[slots]
+            kept = self._rowids[slots]
+            sq_norms = self._sq_norms[slots]
+        if not slots or limit <= 0:
+            return []
+        return self._top(query, matrix, kept, sq_norms, limit)
+
     def search(
         self,
         vector: Sequence[float],
@@ -126,12 +142,25 @@ class VectorIndex:
                 return []
             matrix, rowids, sq_norms = matrix[positions], rowids[positions], sq_norms[positions]
             has_free_slots = False
+        return self._top(query, matrix, rowids, sq_norms, limit, skip_free=has_free_slots)
+
+    def _top(
+        self,
+        query: Matrix,
+        matrix: Matrix,
+        rowids: npt.NDArray[np.int64],
+        sq_norms: Matrix,
+        limit: int,
+        *,
+        skip_free: bool = False,
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` rows of ``matrix`` closest to ``query``, as (rowid, similarity)."""
         with np.errstate(over="ignore", invalid="ignore"):
             raw = matrix @ query
             if self.metric == "l2":
                 # 2 x.q - |x|^2 orders like -|x - q|^2; -|q|^2 is added for the top only.
                 raw = 2.0 * raw - sq_norms
-        if has_free_slots:
+        if skip_free:
             raw[rowids < 0] = -np.inf
         count = min(limit, raw.shape[0])
         if count < raw.shape[0]:
