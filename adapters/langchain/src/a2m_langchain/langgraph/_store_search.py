@@ -108,20 +108,20 @@ def search(
                 by_id.update((r.id, r.embedding) for r in vectors.records)
             for record in records:
                 record.embedding = by_id.get(record.id)
-        scored: list[tuple[float, int, SearchItem, Record]] = []
-        unscored: list[tuple[SearchItem, Record]] = []
+        # Ranked by exact cosine first; items are built only for the page asked for.
         similarities = cosines(query_vector, [r.embedding for r in records])
-        for rank, (record, similarity) in enumerate(zip(records, similarities, strict=True)):
-            item = _hit(record, op, settings)
-            if item is None:
-                continue
-            if similarity is None:
-                unscored.append((item, record))
-            else:
-                item.score = similarity
-                scored.append((similarity, rank, item, record))
-        scored.sort(key=lambda hit: (-hit[0], hit[1]))
-        ranked = [(item, record) for _, _, item, record in scored] + unscored
+        order = sorted(
+            range(len(records)),
+            key=lambda i: (similarities[i] is None, -(similarities[i] or 0.0), i),
+        )
+        ranked: list[tuple[SearchItem, Record]] = []
+        for i in order:
+            if len(ranked) >= window:
+                break
+            item = _hit(records[i], op, settings)
+            if item is not None:
+                item.score = similarities[i]
+                ranked.append((item, records[i]))
         return ranked[op.offset : window]
     if op.query:
         result = yield Call(
