@@ -105,6 +105,20 @@ async def test_record_fields_of_undeclared_capabilities_are_refused_unsent(
     assert recorder.methods == []
 
 
+async def test_a_recall_order_the_server_does_not_declare_is_refused_unsent(
+    core_client: Driver, spy
+) -> None:
+    # A server without describe recall.rank would ignore rank and blend: refused unsent.
+    await core_client.describe()
+    recorder = spy(core_client)
+    with pytest.raises(a2m.CapabilityNotSupported) as caught:
+        await core_client.recall("x", rank="similarity")
+    assert "recall.rank" in str(caught.value)
+    assert recorder.methods == []
+    await core_client.recall("x", rank="blend")  # the default order is always there
+    assert recorder.methods == ["memory/recall"]
+
+
 async def test_values_that_ask_for_nothing_pass_the_gate(core_client: Driver) -> None:
     # The rule: a capability's parameter is refused when its value asks for something —
     # anything but None or False. prompt=False and embeddings=False ask for nothing.

@@ -129,6 +129,46 @@ def test_3_7_vector_query_ranks_nearest_first(vectors: Peer) -> None:
     assert all(0.0 <= s <= 1.0 for s in scores)
 
 
+def test_recall_by_similarity_orders_by_the_vector_alone_with_exact_scores(vectors: Peer) -> None:
+    """``rank: "similarity"`` (describe ``recall.rank``): the metric alone orders, and
+    each score is that similarity computed from the verbatim vectors, (cos + 1) / 2."""
+    assert vectors.describe()["recall"]["rank"] == ["blend", "similarity"]
+    tag = uid("tag")
+    query = [0.9, 0.3, 0.1, 0.0]
+    stored = [[0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], [0.123456789, 0.3, 0.1, 0.7]]
+    stored += [[0.6, 0.6, 0.0, 0.0], [0.9, 0.3, 0.1, 1e-9]]
+    ids = vectors.remember(
+        *(
+            {"content": f"vector {i}", "embedding": v, "metadata": {"tag": tag}, "salience": i}
+            for i, v in enumerate(stored)
+        )
+    )
+    expected = sorted(range(len(stored)), key=lambda i: -_cosine(query, stored[i]))
+    result = vectors.recall(embedding=query, where={"tag": tag}, rank="similarity", limit=4)
+    assert [r["id"] for r in result] == [ids[i] for i in expected[:4]]
+    for record, i in zip(result, expected, strict=False):
+        assert math.isclose(record["score"], (_cosine(query, stored[i]) + 1) / 2, abs_tol=1e-12)
+        assert "embedding" not in record
+    with_vectors = vectors.recall(
+        embedding=query, where={"tag": tag}, rank="similarity", limit=1, embeddings=True
+    )
+    assert with_vectors[0]["embedding"] == stored[expected[0]]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"rank": "similarity", "query": "vector", "embedding": [1.0] * WIDTH},
+        {"rank": "similarity"},
+        {"rank": "nearest", "embedding": [1.0] * WIDTH},
+    ],
+)
+def test_recall_by_similarity_needs_an_embedding_and_no_query(
+    vectors: Peer, params: dict[str, Any]
+) -> None:
+    assert rpc_error(vectors, "memory/recall", params).code == -32602
+
+
 @pytest.mark.spec("5.3")
 def test_5_3_ranking_blends_vector_and_lexical_relevance(vectors: Peer) -> None:
     """A record matching both the words and the vector outranks one matching either."""

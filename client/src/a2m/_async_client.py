@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from os import PathLike
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from typing_extensions import Self
 
@@ -261,10 +261,12 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
         key_prefix: str | NotGiven | None = NOT_GIVEN,
         embeddings: bool | NotGiven | None = NOT_GIVEN,
         prompt: bool | PromptOptions | Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        rank: Literal["blend", "similarity"] | NotGiven | None = NOT_GIVEN,
         timeout: float | NotGiven | None = NOT_GIVEN,
     ) -> RecallResult:
         """Records ranked by relevance to ``query`` and/or ``embedding`` (§4.3); ``prompt``
-        also renders them as text (needs the ``prompt`` capability)."""
+        also renders them as text (needs the ``prompt`` capability); ``rank="similarity"``
+        orders by ``embedding`` alone (where describe ``recall.rank`` offers it)."""
         values = {
             "query": query,
             "tier": tier,
@@ -276,6 +278,7 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
             "key_prefix": key_prefix,
             "embeddings": embeddings,
             "prompt": prompt,
+            "rank": rank,
         }
         return await self._call(core.prepare(core.RECALL, values), timeout)
 

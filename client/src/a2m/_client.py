@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from typing_extensions import Self
 
@@ -250,10 +250,12 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
         key_prefix: str | NotGiven | None = NOT_GIVEN,
         embeddings: bool | NotGiven | None = NOT_GIVEN,
         prompt: bool | PromptOptions | Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        rank: Literal["blend", "similarity"] | NotGiven | None = NOT_GIVEN,
         timeout: float | NotGiven | None = NOT_GIVEN,
     ) -> RecallResult:
         """Records ranked by relevance to ``query`` and/or ``embedding`` (§4.3); ``prompt``
-        also renders them as text (needs the ``prompt`` capability)."""
+        also renders them as text (needs the ``prompt`` capability); ``rank="similarity"``
+        orders by ``embedding`` alone (where describe ``recall.rank`` offers it)."""
         values = {
             "query": query,
             "tier": tier,
@@ -265,6 +267,7 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
             "key_prefix": key_prefix,
             "embeddings": embeddings,
             "prompt": prompt,
+            "rank": rank,
         }
         return self._call(core.prepare(core.RECALL, values), timeout)
 

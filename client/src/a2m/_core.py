@@ -317,13 +317,16 @@ class Extensions:
 
     cursor: bool = False
     operators: frozenset[str] = frozenset()
+    ranks: frozenset[str] = frozenset({"blend"})
+    """The orders ``memory/recall`` takes as ``rank`` (describe ``recall.rank``)."""
 
     @classmethod
     def of(cls, result: DescribeResult) -> Extensions:
         """The extensions ``result`` declares."""
         cursor = result.timeline is not None and result.timeline.cursor
         operators = frozenset(result.where.operators) if result.where is not None else frozenset()
-        return cls(bool(cursor), operators & frozenset(filters.OPERATORS))
+        ranks = frozenset(result.recall.rank) if result.recall is not None else frozenset()
+        return cls(bool(cursor), operators & frozenset(filters.OPERATORS), ranks | {"blend"})
 
 
 def _refuse_extension(method: str, extension: str, what: str) -> CapabilityNotSupported:
@@ -357,6 +360,9 @@ def gate(
     declared = extensions or Extensions()
     if spec.name == "memory/timeline" and params.get("cursor") is not None and not declared.cursor:
         raise _refuse_extension(spec.name, "timeline.cursor", "the 'cursor' parameter")
+    rank = params.get("rank") if spec.name == "memory/recall" else None
+    if rank is not None and rank not in declared.ranks:
+        raise _refuse_extension(spec.name, f"recall.rank {rank!r}", "the 'rank' parameter")
     where = params.get("where")
     if isinstance(where, Mapping) and filters.uses_extension(where):
         used = {op for value in where.values() if isinstance(value, Mapping) for op in value}

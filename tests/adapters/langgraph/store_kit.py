@@ -101,3 +101,29 @@ def is_close(a: float, b: float) -> bool:
 
 
 Check = Callable[[], None]
+
+
+class BlendOnlyServer:
+    """An :class:`A2MServer` wrapper for ``A2MClient.in_process`` whose describe offers no
+    ``recall.rank``: a server that ranks by the blend alone, as one without the extension
+    does, so the store re-scores candidates from their vectors."""
+
+    def __init__(self, server: A2MServer) -> None:
+        self.server = server
+
+    def connect(self, **options: Any) -> Any:
+        connection = self.server.connect(**options)
+
+        class Stripped:
+            def handle(self, message: str) -> str | None:
+                answer = connection.handle(message)
+                if answer is None or json.loads(message).get("method") != "memory/describe":
+                    return answer
+                parsed = json.loads(answer)
+                parsed.get("result", {}).pop("recall", None)
+                return json.dumps(parsed)
+
+            def close(self) -> None:
+                connection.close()
+
+        return Stripped()

@@ -12,6 +12,7 @@ import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 from store_kit import (
+    BlendOnlyServer,
     CountingServer,
     WordHashEmbeddings,
     drop_empty_namespaces,
@@ -285,6 +286,10 @@ def test_a_batch_costs_a_bounded_number_of_calls(server: A2MServer) -> None:
         counting.reset()
         store.batch([SearchOp(("b",), {"text": "item 3"}), SearchOp(("b",), query="item 7")])
         assert counting.calls == {"memory/timeline": 1, "memory/recall": 1}
+        counting.reset()
+        hits = store.search(("b",), query="item 7", filter={"text": "item 7"}, limit=3)
+        assert counting.calls == {"memory/recall": 1}  # ranked by the server, no vectors
+        assert [h.key for h in hits] == ["k7"]
 
 
 def test_async_store_matches_the_sync_one(server: A2MServer) -> None:
@@ -333,6 +338,18 @@ def test_filtered_semantic_search_matches_inmemory(client: A2MClient) -> None:
             got = ours.search(("docs",), query=query, filter=filter, limit=4)
             want = theirs.search(("docs",), query=query, filter=filter, limit=4)
             assert same_ranking(got, want), (filter, query)
+
+
+def test_semantic_search_re_scores_vectors_on_a_server_that_only_blends(
+    server: A2MServer,
+) -> None:
+    # Without describe's recall.rank the store ranks the blend's candidates by their
+    # vectors itself; the answers are the same.
+    with A2MClient.in_process(BlendOnlyServer(server)) as client:  # type: ignore[arg-type]
+        assert client.describe().recall is None
+        test_semantic_search_matches_inmemory(client)
+    with A2MServer() as fresh, A2MClient.in_process(BlendOnlyServer(fresh)) as client:  # type: ignore[arg-type]
+        test_filtered_semantic_search_matches_inmemory(client)
 
 
 def test_scores_are_the_same_without_numpy(monkeypatch: pytest.MonkeyPatch) -> None:

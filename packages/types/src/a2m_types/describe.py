@@ -140,6 +140,16 @@ class TimelineInfo(WireModel):
     """``memory/timeline`` pages forward by keyset cursor (``cursor`` / ``next_cursor``)."""
 
 
+class RecallInfo(WireModel):
+    """The ``recall`` object: extensions of ``memory/recall`` this server offers. An
+    addition to 0.1 that old clients ignore (§2); a client sends ``rank`` only to a server
+    declaring the order it names, since any other would ignore it (§2) and blend."""
+
+    rank: list[str] = Field(default_factory=lambda: ["blend"])
+    """The orders ``rank`` may name: ``blend`` (§5, the default) and ``similarity`` (by the
+    store's metric to ``embedding`` alone)."""
+
+
 class WhereInfo(WireModel):
     """The ``where`` object: the filter language beyond §5.2's equality this server runs
     (:mod:`a2m_types.filters`). An addition to 0.1 that old clients ignore (§2)."""
@@ -172,6 +182,8 @@ class DescribeResult(WireModel):
     """Present with ``prompt``."""
     embeddings: EmbeddingsInfo | None = None
     """Present with ``embeddings``."""
+    recall: RecallInfo | None = None
+    """Extensions of ``memory/recall`` (ranking by similarity alone), when offered."""
     timeline: TimelineInfo | None = None
     """Extensions of ``memory/timeline`` (keyset paging), when offered."""
     where: WhereInfo | None = None

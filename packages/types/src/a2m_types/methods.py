@@ -105,6 +105,10 @@ class RecallParams(Params):
     """Include stored vectors in the result."""
     prompt: PromptOption | None = capability_field("prompt")
     """Also render the records as text (§4.16)."""
+    rank: Literal["blend", "similarity"] | None = None
+    """The order: ``blend`` (§5, the default), or ``similarity`` — by the store's metric
+    to ``embedding`` alone, each score that similarity in [0, 1] (§3.7), with no
+    ``query``. Sent only to a server declaring it in describe ``recall.rank``."""
 
 
 class RecallResult(WireModel):

@@ -62,6 +62,10 @@ class Layout:
     """Whether ``memory/timeline`` pages by keyset cursor (describe ``timeline.cursor``)."""
     operators: frozenset[str] = frozenset()
     """The ``where`` operators the server runs (describe ``where.operators``)."""
+    ranks: frozenset[str] = frozenset()
+    """The orders ``memory/recall`` takes as ``rank`` (describe ``recall.rank``)."""
+    metric: str | None = None
+    """How the server compares vectors (describe ``embeddings.metric``)."""
 
     @property
     def keys_per_call(self) -> int:
@@ -87,6 +91,8 @@ class Layout:
         return cls(
             cursor=_declared(description, "timeline", "cursor") is True,
             operators=frozenset(_declared(description, "where", "operators") or ()),
+            ranks=frozenset(_declared(description, "recall", "rank") or ()),
+            metric=_declared(description, "embeddings", "metric"),
             capabilities=capabilities,
             tier_for_kind=tiers if "tiers" in capabilities else {},
             max_recall_limit=(limits.max_recall_limit if limits else None) or 1000,

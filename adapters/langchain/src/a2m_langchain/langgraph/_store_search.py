@@ -87,6 +87,8 @@ def search(
     if op.query and settings.fields is not None and "embeddings" in layout.capabilities:
         [vector] = yield Embed([op.query], query=True)
         query_vector = [float(x) for x in vector]
+        if "similarity" in layout.ranks and layout.metric == "cosine":
+            return (yield from _nearest(op, settings, layout, query_vector, narrowed))
         candidates = min(max(window * _OVERFETCH, _MIN_CANDIDATES), layout.max_recall_limit)
         params = {"embedding": query_vector, "key_prefix": prefix, **narrowed}
         if not op.filter:
@@ -151,6 +153,44 @@ def search(
     records = yield from scan(prefix, layout, where=pushed, enough=enough, page=page)
     enough(records)
     return hits[op.offset : window]
+
+
+def _nearest(
+    op: SearchOp,
+    settings: StoreSettings,
+    layout: Layout,
+    query_vector: list[float],
+    narrowed: dict[str, Any],
+) -> Plan[list[tuple[SearchItem, Record]]]:
+    """A semantic search on a server ranking by cosine alone: its order is LangGraph's,
+    and its score ``(cos + 1) / 2`` gives the cosine back, so no vector is sent. It asks
+    for the page; while records that are no hit (filtered here, or no item) leave it
+    short, for four times as many, up to ``max_recall_limit``."""
+    window = op.offset + op.limit
+    limit = min(window, layout.max_recall_limit)
+    while True:
+        result = yield Call(
+            "recall",
+            {
+                "embedding": query_vector,
+                "key_prefix": namespace_path(op.namespace_prefix, settings.root),
+                "rank": "similarity",
+                "limit": limit,
+                **narrowed,
+            },
+        )
+        hits: list[tuple[SearchItem, Record]] = []
+        for record in result.records:
+            item = _hit(record, op, settings)
+            if item is not None and record.score is not None:
+                item.score = 2.0 * record.score - 1.0
+                hits.append((item, record))
+                if len(hits) >= window:
+                    break
+        exhausted = len(result.records) < limit or limit >= layout.max_recall_limit
+        if len(hits) >= window or exhausted:
+            return hits[op.offset : window]
+        limit = min(limit * 4, layout.max_recall_limit)
 
 
 def _hit(record: Record, op: SearchOp, settings: StoreSettings) -> SearchItem | None:

@@ -10,6 +10,7 @@ from a2m_server import ranking
 from a2m_server.errors import ProtocolError
 from a2m_server.prompt import render_prompt
 from a2m_server.store import RecordFilter, StoredRecord, StoreReader
+from a2m_server.store.vectors import exact_similarities
 from a2m_server.text import query_terms
 from a2m_types import (
     CAPABILITIES,
@@ -36,6 +37,9 @@ __all__ = ["comparable", "describe", "fetch", "rank_candidates", "recall", "time
 _ACCESS_FIELDS = frozenset({"accessed_at", "access_count"})
 _CANDIDATE_POOL = 50
 _CANDIDATE_FACTOR = 4
+# Ranking by similarity re-scores the index's best exactly; the margin covers rows the
+# float32 index orders differently from the float64 vectors by a rounding.
+_RESCORE_MARGIN = 8
 
 
 def _prompt_options(option: PromptOption | None) -> PromptOptions | None:
@@ -115,10 +119,19 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
     )
     terms = query_terms(params.query) if params.query else []
     want_vectors = bool(params.embeddings) and "embeddings" in ctx.capabilities
+    by_similarity = params.rank == "similarity"
+    if by_similarity and (params.embedding is None or params.query):
+        raise ProtocolError.invalid_params(
+            "rank 'similarity' orders by 'embedding' alone: send an embedding and no query",
+            field="rank",
+        )
     now = now_ms()
     with proto.store.reading() as reader:
         use_vector = params.embedding is not None and comparable(reader, params.embedding)
-        if not terms and not use_vector:
+        if by_similarity:
+            vector = params.embedding if use_vector else None
+            ranked = _by_similarity(proto, reader, selector, vector, limit)
+        elif not terms and not use_vector:
             records = reader.select(selector, order="created_desc", limit=limit)
             scores = ranking.by_recency([r.created_at for r in records], now)
             ranked = list(zip(records, scores, strict=False))
@@ -129,7 +142,7 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
         if params.min_score is not None:
             ranked = [(r, s) for r, s in ranked if s >= params.min_score]
         ranked = ranked[:limit]
-        if want_vectors and ranked:
+        if want_vectors and ranked and not by_similarity:  # by similarity they are at hand
             with_vectors = {r.id: r for r in reader.get([r.id for r, _ in ranked], embeddings=True)}
             ranked = [(with_vectors.get(r.id, r), s) for r, s in ranked]
     ranked_records = [r for r, _ in ranked]
@@ -145,6 +158,26 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
         ]
     }
     return _with_prompt(result, options, chronological=False)
+
+
+def _by_similarity(
+    proto: Protocol,
+    reader: StoreReader,
+    selector: RecordFilter,
+    vector: list[float] | None,
+    limit: int,
+) -> list[tuple[StoredRecord, float]]:
+    """The ``limit`` records nearest ``vector`` by the store's metric, scored exactly from
+    their verbatim vectors (closest first; ties newer first)."""
+    if vector is None:
+        return []  # no vector stored yet: nothing is near anything
+    hits = reader.nearest(selector, vector, limit + _RESCORE_MARGIN)
+    records = [r for r in reader.get([i for i, _ in hits], embeddings=True) if r.embedding]
+    scores = exact_similarities(proto.config.metric, vector, [r.embedding or [] for r in records])
+    ranked = sorted(
+        zip(records, scores, strict=True), key=lambda p: (-p[1], -p[0].created_at, -p[0].rowid)
+    )
+    return ranked[:limit]
 
 
 def rank_candidates(
@@ -305,6 +338,8 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
             "methods": ["template", "none"],
             "model": None,
         }
+    if "embeddings" in caps:
+        result["recall"] = {"rank": ["blend", "similarity"]}
     if config.timeline_cursor:
         result["timeline"] = {"cursor": True}
     filtering = where_info(config)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["VectorIndex", "to_similarity"]
+__all__ = ["VectorIndex", "exact_similarities", "to_similarity"]
 
 Matrix = npt.NDArray[np.float32]
 
@@ -26,6 +26,27 @@ def to_similarity(metric: str, raw: npt.NDArray[np.float64]) -> npt.NDArray[np.f
     if metric == "dot":
         return 1.0 / (1.0 + np.exp(-np.clip(raw, -60.0, 60.0)))
     return 1.0 / (1.0 + np.sqrt(np.maximum(-raw, 0.0)))
+
+
+def exact_similarities(
+    metric: str, query: Sequence[float], vectors: Sequence[Sequence[float]]
+) -> list[float]:
+    """The similarity in [0, 1] of each verbatim vector to ``query``, in float64: what the
+    float32 index approximates, for a score a caller compares with its own arithmetic."""
+    if not vectors:
+        return []
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        matrix = np.asarray(vectors, dtype=np.float64)
+        q = np.asarray(query, dtype=np.float64)
+        if metric == "cosine":
+            norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(q)
+            raw = np.where(norms == 0, 0.0, (matrix @ q) / np.where(norms == 0, 1.0, norms))
+        elif metric == "dot":
+            raw = matrix @ q
+        else:
+            raw = -np.sum((matrix - q) ** 2, axis=1)
+        similarity = to_similarity(metric, raw)
+    return [float(x) for x in np.nan_to_num(similarity, nan=0.0)]
 
 
 class VectorIndex:
