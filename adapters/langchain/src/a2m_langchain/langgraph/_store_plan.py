@@ -6,8 +6,10 @@ Its calls, whatever the number of operations:
 
 - all ``GetOp``: one ``memory/timeline`` naming their keys (per 500 keys); a single key
   is one ``memory/fetch`` instead, plus that timeline when an owned record answers it;
-- each ``SearchOp`` (:mod:`._store_search`): one ``memory/recall`` with a query (a
-  semantic one with a filter adds one ``memory/timeline`` for its winners' vectors);
+- each ``SearchOp`` (:mod:`._store_search`): one ``memory/recall`` with a query; a
+  semantic one on a server ranking by similarity alone (describe ``recall.rank``) adds
+  a second when records filtered here leave the page short; elsewhere a semantic one
+  with a filter adds one ``memory/timeline`` for its winners' vectors;
   without one, a ``memory/timeline`` per page until the page asked for is full (one page
   on a server without a timeline cursor);
 - each ``ListNamespacesOp``: a ``memory/timeline`` per ``max_recall_limit`` records

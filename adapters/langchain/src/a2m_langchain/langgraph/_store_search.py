@@ -1,6 +1,6 @@
 """Searching a LangGraph store on A2M: a ``SearchOp`` (filtered listing, semantic or
-lexical) and a ``ListNamespacesOp``, each one A2M call (a filtered semantic search adds one
-for its winners' vectors). Part of :mod:`._store_plan`."""
+lexical) and a ``ListNamespacesOp``, each one A2M call mostly (see :mod:`._store_plan`
+for when a search takes more)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchItem, S
 from a2m import Record
 
 from ._addressing import namespace_path
-from ._effects import Call, Embed, Layout, Plan, scan
+from ._effects import Call, Embed, Layout, Plan, log, scan
 from ._items import cosines, item_value, matches_filter, to_item
 
 if TYPE_CHECKING:
@@ -163,22 +163,16 @@ def _nearest(
     narrowed: dict[str, Any],
 ) -> Plan[list[tuple[SearchItem, Record]]]:
     """A semantic search on a server ranking by cosine alone: its order is LangGraph's,
-    and its score ``(cos + 1) / 2`` gives the cosine back, so no vector is sent. It asks
-    for the page; while records that are no hit (filtered here, or no item) leave it
-    short, for four times as many, up to ``max_recall_limit``."""
+    and its score ``(cos + 1) / 2`` gives the cosine back, so no vector is sent. One call
+    for the page; a second, for up to ``max_recall_limit``, when records that are no hit
+    leave it short — at once when the filter is not all run by the server."""
     window = op.offset + op.limit
-    limit = min(window, layout.max_recall_limit)
+    prefix = namespace_path(op.namespace_prefix, settings.root)
+    whole = _all_sent(op.filter, narrowed.get("where"))
+    limit = min(window if whole else layout.max_recall_limit, layout.max_recall_limit)
     while True:
-        result = yield Call(
-            "recall",
-            {
-                "embedding": query_vector,
-                "key_prefix": namespace_path(op.namespace_prefix, settings.root),
-                "rank": "similarity",
-                "limit": limit,
-                **narrowed,
-            },
-        )
+        params = {"embedding": query_vector, "key_prefix": prefix, "rank": "similarity"}
+        result = yield Call("recall", {**params, "limit": limit, **narrowed})
         hits: list[tuple[SearchItem, Record]] = []
         for record in result.records:
             item = _hit(record, op, settings)
@@ -187,10 +181,27 @@ def _nearest(
                 hits.append((item, record))
                 if len(hits) >= window:
                     break
-        exhausted = len(result.records) < limit or limit >= layout.max_recall_limit
-        if len(hits) >= window or exhausted:
+        if len(hits) >= window or len(result.records) < limit:
             return hits[op.offset : window]
-        limit = min(limit * 4, layout.max_recall_limit)
+        if limit >= layout.max_recall_limit:
+            log.warning(
+                "a semantic search beneath %r looked at the server's max_recall_limit (%d) "
+                "nearest records and found %d hits of the %d asked for",
+                prefix,
+                limit,
+                len(hits),
+                window,
+            )
+            return hits[op.offset : window]
+        limit = layout.max_recall_limit
+
+
+def _all_sent(filter: Mapping[str, Any] | None, where: Mapping[str, Any] | None) -> bool:
+    """Whether the server runs all of ``filter`` (as :func:`server_where` sent it)."""
+    sent = where or {}
+    return all(
+        sent.get(f"metadata.value.{name}") == value for name, value in (filter or {}).items()
+    )
 
 
 def _hit(record: Record, op: SearchOp, settings: StoreSettings) -> SearchItem | None:
