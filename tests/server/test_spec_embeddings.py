@@ -155,18 +155,17 @@ def test_recall_by_similarity_orders_by_the_vector_alone_with_exact_scores(vecto
     assert with_vectors[0]["embedding"] == stored[expected[0]]
 
 
-@pytest.mark.parametrize(
-    "params",
-    [
-        {"rank": "similarity", "query": "vector", "embedding": [1.0] * WIDTH},
-        {"rank": "similarity"},
-        {"rank": "nearest", "embedding": [1.0] * WIDTH},
-    ],
-)
-def test_recall_by_similarity_needs_an_embedding_and_no_query(
-    vectors: Peer, params: dict[str, Any]
-) -> None:
-    assert rpc_error(vectors, "memory/recall", params).code == -32602
+def test_recall_by_similarity_orders_by_the_vector_alone(vectors: Peer) -> None:
+    tag = uid("tag")
+    ids = vectors.remember(
+        {"content": "alpha words", "embedding": _unit(0), "metadata": {"tag": tag}},
+        {"content": "beta", "embedding": _unit(1), "metadata": {"tag": tag}},
+    )
+    by_vector = {"embedding": _unit(1), "where": {"tag": tag}, "rank": "similarity"}
+    # The query would put "alpha words" first in a blend; by similarity it takes no part.
+    assert [r["id"] for r in vectors.recall(query="alpha words", **by_vector)] == ids[::-1]
+    assert vectors.recall(query="alpha", where={"tag": tag}, rank="similarity") == []
+    assert rpc_error(vectors, "memory/recall", {"rank": "nearest"}).code == -32602
 
 
 @pytest.mark.spec("5.3")

@@ -107,8 +107,9 @@ class RecallParams(Params):
     """Also render the records as text (§4.16)."""
     rank: Literal["blend", "similarity"] | None = None
     """The order: ``blend`` (§5, the default), or ``similarity`` — by the store's metric
-    to ``embedding`` alone, each score that similarity in [0, 1] (§3.7), with no
-    ``query``. Sent only to a server declaring it in describe ``recall.rank``."""
+    to ``embedding`` alone, each score that similarity in [0, 1] (§3.7); ``query`` takes
+    no part, and without ``embedding`` nothing is returned. Sent only to a server
+    declaring it in describe ``recall.rank``."""
 
 
 class RecallResult(WireModel):

@@ -119,12 +119,9 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
     )
     terms = query_terms(params.query) if params.query else []
     want_vectors = bool(params.embeddings) and "embeddings" in ctx.capabilities
+    # By similarity the vector alone orders: a query takes no part, and with no vector
+    # nothing is near anything.
     by_similarity = params.rank == "similarity"
-    if by_similarity and (params.embedding is None or params.query):
-        raise ProtocolError.invalid_params(
-            "rank 'similarity' orders by 'embedding' alone: send an embedding and no query",
-            field="rank",
-        )
     now = now_ms()
     with proto.store.reading() as reader:
         use_vector = params.embedding is not None and comparable(reader, params.embedding)
@@ -170,7 +167,7 @@ def _by_similarity(
     """The ``limit`` records nearest ``vector`` by the store's metric, scored exactly from
     their verbatim vectors (closest first; ties newer first)."""
     if vector is None:
-        return []  # no vector stored yet: nothing is near anything
+        return []  # no query vector, or none stored yet
     hits = reader.nearest(selector, vector, limit + _RESCORE_MARGIN)
     records = [r for r in reader.get([i for i, _ in hits], embeddings=True) if r.embedding]
     scores = exact_similarities(proto.config.metric, vector, [r.embedding or [] for r in records])
