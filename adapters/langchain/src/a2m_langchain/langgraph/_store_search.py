@@ -149,7 +149,10 @@ def search(
         seen = len(records)
         return len(hits) >= window
 
-    page = min(max(2 * window, 100), layout.max_recall_limit)
+    # A filter the server runs whole passes every record sent: the page is all it takes
+    # (the next, should some be no items). One checked here may reject most of them.
+    wide = window if _all_sent(op.filter, pushed) else max(2 * window, 100)
+    page = min(max(wide, 10), layout.max_recall_limit)
     records = yield from scan(prefix, layout, where=pushed, enough=enough, page=page)
     enough(records)
     return hits[op.offset : window]
