@@ -308,6 +308,21 @@ class StoreWriter(StoreReader):
     def resolve_write_id(self, write_id: str) -> str | None:
         """The record a client-supplied id already produced, if any."""
 
+    def resolve_write_ids(self, write_ids: Sequence[str]) -> dict[str, str]:
+        """:meth:`resolve_write_id` for a whole batch: each of ``write_ids`` already seen,
+        mapped to the record it produced. A backend may answer in one round trip."""
+        found: dict[str, str] = {}
+        for write_id in write_ids:
+            landed = self.resolve_write_id(write_id)
+            if landed is not None:
+                found[write_id] = landed
+        return found
+
+    def get_by_keys(self, keys: Sequence[tuple[str | None, str]]) -> list[StoredRecord | None]:
+        """:meth:`get_by_key` for a whole batch of (owner, key) pairs: the record each
+        holds, or ``None``, in the order given. A backend may answer in one round trip."""
+        return [self.get_by_key(owner, key) for owner, key in keys]
+
     @abstractmethod
     def remember_write_id(self, write_id: str, record_id: str) -> None:
         """Note that a write carrying ``write_id`` landed on ``record_id``."""
