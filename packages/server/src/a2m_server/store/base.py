@@ -226,6 +226,13 @@ class StoreReader(ABC):
     ) -> list[StoredRecord]:
         """Matching records in creation order (ties broken by insertion order)."""
 
+    def select_ids(
+        self, where: RecordFilter, *, order: Order = "created_asc", limit: int | None = None
+    ) -> list[tuple[str, str | None, str | None]]:
+        """``(id, owner, group)`` of what :meth:`select` returns, in its order: what
+        moving records needs, without reading their content. A backend may read less."""
+        return [(r.id, r.owner, r.group) for r in self.select(where, order=order, limit=limit)]
+
     @abstractmethod
     def scan(self, after: int, limit: int) -> list[StoredRecord]:
         """Up to ``limit`` live records with a rowid above ``after``, in rowid (insertion)

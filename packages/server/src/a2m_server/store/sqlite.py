@@ -241,6 +241,21 @@ class _Reader(StoreReader):
         self._store._overlay_access(records)
         return records
 
+    def select_ids(
+        self, where: RecordFilter, *, order: str = "created_asc", limit: int | None = None
+    ) -> list[tuple[str, str | None, str | None]]:
+        sql = _build_filter(where, self._now)
+        direction = "DESC" if order == "created_desc" else "ASC"
+        query = (
+            f"SELECT r.id, r.owner, r.grp FROM records AS r WHERE {sql.text()} "
+            f"ORDER BY r.created_at {direction}, r.rowid {direction}"
+        )
+        params = list(sql.params)
+        if limit is not None:
+            query += " LIMIT ?"
+            params.append(limit)
+        return self._conn.execute(query, params).fetchall()
+
     def scan(self, after: int, limit: int) -> list[StoredRecord]:
         rows = self._conn.execute(
             f"SELECT {self._select_sql(True)} WHERE r.rowid > ? "
