@@ -140,10 +140,13 @@ def _bm25(
         "WITH terms (lexeme, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])), "
         "hits AS (SELECT r.rowid, r.id, r.body, r.body_length FROM records AS r "
         f"WHERE r.body @@ %s::tsquery AND {where.text()} {window}) "
-        "SELECT h.id, (SELECT sum(t.idf * (cardinality(u.positions) * %s) / "
-        "(cardinality(u.positions) + %s * (1 - %s + %s * h.body_length / %s))) "
-        "FROM unnest(h.body) AS u JOIN terms AS t ON t.lexeme = u.lexeme) AS score "
-        "FROM hits AS h ORDER BY score DESC, h.rowid"
+        # One join of every hit's terms with the query's, grouped: no subquery per hit.
+        # Every hit holds a matched term, and every matched term is scored, so none is lost.
+        "SELECT h.id, sum(t.idf * (cardinality(u.positions) * %s) / "
+        "(cardinality(u.positions) + %s * (1 - %s + %s * h.body_length / %s))) AS score "
+        "FROM hits AS h CROSS JOIN LATERAL unnest(h.body) AS u "
+        "JOIN terms AS t ON t.lexeme = u.lexeme "
+        "GROUP BY h.rowid, h.id ORDER BY score DESC, h.rowid"
     )
     params: list[Any] = [scored, idf, match, *where.params, _K1 + 1, _K1, _B, _B, average]
     if limit is not None:
