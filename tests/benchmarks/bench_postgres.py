@@ -220,6 +220,25 @@ def measure_store(
     return figures
 
 
+def ef_search_sweep(
+    connection: Connection, probes: np.ndarray, exact: list[list[str]]
+) -> dict[int, tuple[float, float]]:
+    """HNSW p50 and recall@10 at other beam widths than the store's, to show the margin
+    of the one it uses (the setting is swapped in this process only)."""
+    from a2m_server.store import _pg_access
+
+    chosen = _pg_access._HNSW_EF_SEARCH
+    sweep = {}
+    try:
+        for ef in (40, 100, 200, 400):
+            _pg_access._HNSW_EF_SEARCH = ef
+            p50, _, found = timed(vector_recall(connection), probes.tolist())
+            sweep[ef] = (p50, recall_at_k(found, exact))
+    finally:
+        _pg_access._HNSW_EF_SEARCH = chosen
+    return sweep
+
+
 # --- load generation ------------------------------------------------------------------------
 
 
@@ -491,6 +510,7 @@ def main() -> None:
         hnsw = timed(call, probes[: args.queries].tolist())
         hnsw_scoped = timed(vector_recall(connection, owner_of(3)), scoped_probes.tolist())
         hnsw_rss = rss_mb()
+        sweep = ef_search_sweep(connection, probes[: len(exact["vector"][2])], exact["vector"][2])
         hnsw_server.close()
         store.close()
         uss, shared = postgres_memory_mb()
@@ -542,6 +562,9 @@ def main() -> None:
         row("  with HNSW", "-", f"{hnsw_rss:,.0f}")
         row("postgres private (USS) MB", "-", f"{uss:,.0f}")
         row("postgres shared memory MB", "-", f"{shared:,.0f}")
+        print("\nhnsw.ef_search (the store uses 200 for limit 10): p50 ms, recall@10 vs exact")
+        for ef, (p50, recall) in sweep.items():
+            print(f"  {ef:>4}: {p50:6.2f} ms  {recall:.3f}")
         compare_processes(pg_url, Corpus(seed=11), probes, args, workdir)
         print(f"\nload average at the end: {os.getloadavg()}")
     finally:

@@ -140,15 +140,18 @@ def _bm25(
         "WITH terms (lexeme, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])), "
         "hits AS (SELECT r.rowid, r.id, r.body, r.body_length FROM records AS r "
         f"WHERE r.body @@ %s::tsquery AND {where.text()} {window}) "
-        # One join of every hit's terms with the query's, grouped: no subquery per hit.
-        # Every hit holds a matched term, and every matched term is scored, so none is lost.
+        # Each hit's entries for the scored terms alone (marked with weight A, then kept
+        # by weight, in C), joined with the terms and grouped: no subquery per hit, and
+        # no row per term of its text. Every hit holds a matched term, and every matched
+        # term is scored, so none is lost.
         "SELECT h.id, sum(t.idf * (cardinality(u.positions) * %s) / "
         "(cardinality(u.positions) + %s * (1 - %s + %s * h.body_length / %s))) AS score "
-        "FROM hits AS h CROSS JOIN LATERAL unnest(h.body) AS u "
+        "FROM hits AS h "
+        "CROSS JOIN LATERAL unnest(ts_filter(setweight(h.body, 'A', %s::text[]), '{a}')) AS u "
         "JOIN terms AS t ON t.lexeme = u.lexeme "
         "GROUP BY h.rowid, h.id ORDER BY score DESC, h.rowid"
     )
-    params: list[Any] = [scored, idf, match, *where.params, _K1 + 1, _K1, _B, _B, average]
+    params: list[Any] = [scored, idf, match, *where.params, _K1 + 1, _K1, _B, _B, average, scored]
     if limit is not None:
         query += " LIMIT %s"
         params.append(limit)
