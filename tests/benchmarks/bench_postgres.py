@@ -161,12 +161,30 @@ def rss_mb(pid: int | None = None) -> float:
     return float(psutil.Process(pid).memory_info().rss) / 2**20
 
 
+_POSTMASTER: list[int] = []
+"""The pid of the benchmark's own PostgreSQL server, once known."""
+
+
 def postgres_processes() -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter(["name"]):
-        if process.info["name"] == "postgres":
-            found.append(process)
-    return found
+    """The benchmark's PostgreSQL: its postmaster and every process it started (other
+    servers on the machine are left out); every ``postgres`` process when the server is
+    an external one."""
+    if _POSTMASTER:
+        try:
+            root = psutil.Process(_POSTMASTER[0])
+            return [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return []
+    return [p for p in psutil.process_iter(["name"]) if p.info["name"] == "postgres"]
+
+
+def find_postmaster(postgres: PostgresServer) -> None:
+    data = getattr(postgres, "_data", None)
+    if data is None:
+        return
+    pid_file = Path(data) / "pgdata" / "postmaster.pid"
+    if pid_file.exists():
+        _POSTMASTER.append(int(pid_file.read_text().split()[0]))
 
 
 def postgres_memory_mb() -> tuple[float, float]:
@@ -475,6 +493,7 @@ def main() -> None:
         "effective_cache_size": "12GB",
     }
     postgres = PostgresServer(settings=settings)
+    find_postmaster(postgres)
     probes = clustered(99, max(args.queries, args.exact_queries))
     scoped_probes = clustered(98, args.scoped_queries)
     from a2m_server.store import SQLiteStore
