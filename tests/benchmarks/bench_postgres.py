@@ -415,7 +415,8 @@ def compare_processes(
 ) -> None:
     print(
         f"\n== one vs two serve processes on the same PostgreSQL (HNSW), {args.seconds:g} s "
-        f"per figure, {args.loaders} load processes x {args.threads} keep-alive connections =="
+        f"per figure; recall from {args.loaders} load processes x {args.threads} keep-alive "
+        "connections, remember from 2 connections per serve process =="
     )
     print(
         f"{'':26}{'calls/s':>9}{'records/s':>10}  CPU cores busy: {'servers':>8}{'postgres':>9}"
@@ -431,10 +432,16 @@ def compare_processes(
         ]
         try:
             for label, bodies in (("recall", reads), ("remember", writes)):
+                # Writes take the store's one write lock in turn, so more writers than
+                # two per process only queue for it, and past the connection pool for
+                # longer than its timeout (a call of 256 HNSW inserts at a million
+                # records holds the lock for seconds).
+                loaders, threads = (
+                    (args.loaders, args.threads) if label == "recall" else (1, 2 * count)
+                )
                 figure = saturate(
-                    processes, bodies, loaders=args.loaders, threads=args.threads,
-                    seconds=args.seconds,
-                )  # fmt: skip
+                    processes, bodies, loaders=loaders, threads=threads, seconds=args.seconds
+                )
                 figures[(count, label)] = figure
                 records = figure["rate"] * (BATCH if label == "remember" else 0)
                 per_call = (
