@@ -11,7 +11,13 @@ import pytest
 from store_backends import PostgresServer, active, current_server, resolve_db, set_active
 
 # Modules that exercise a store; the others (CLI parsing, units) run on SQLite alone.
-_STORE_MODULES = ("test_spec_", "test_rest_", "test_http_binding", "test_where_operators")
+_STORE_MODULES = (
+    "test_spec_",
+    "test_rest_",
+    "test_http_binding",
+    "test_where_operators",
+    "test_store_counts",
+)
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")
 

@@ -57,8 +57,12 @@ class PostgresServer:
     ``$A2M_TEST_POSTGRES_URL``. Schemas it hands out are dropped (or the whole data
     directory deleted) on :meth:`close`."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: dict[str, str] | None = None) -> None:
+        """``settings`` are added to a started server's postgresql.conf (a benchmark
+        sizes its memory); they do not apply to ``$A2M_TEST_POSTGRES_URL``."""
         import psycopg
+
+        self._settings = dict(settings or {})
 
         self._data: str | None = None
         self._server: Any = None
@@ -87,6 +91,7 @@ class PostgresServer:
                     "\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
                     "max_connections = 400\nshared_buffers = 128MB\n"
                 )
+                conf.writelines(f"{name} = '{value}'\n" for name, value in self._settings.items())
             server.start()
         self._server = server
         return str(server.get_uri())

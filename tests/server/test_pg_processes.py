@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from pg_support import rpc, serve_processes
 
@@ -201,6 +202,49 @@ def test_subscribers_hear_writes_made_through_another_process(
         connection.close()
     assert heard[0]["params"]["kind"] == "written"
     assert heard[0]["params"]["id"] == record_id
+
+
+def test_tier_counts_stay_exact_with_two_processes_writing_at_once(
+    postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    """describe reads the counts the triggers keep; with four writers on two processes
+    (spills, promotions, forgets and upserts among them) they equal a full count."""
+    url = postgres_server.fresh_url()
+    tiers = ["working", "episodic", "semantic", "procedural"]
+    with serve_processes(url, tmp_path) as processes:
+        errors: list[BaseException] = []
+
+        def writer(index: int) -> None:
+            process = processes[index % 2]
+            with httpx.Client(base_url=f"http://127.0.0.1:{process.port}", timeout=30) as client:
+                try:
+                    for n in range(10):
+                        records = [
+                            {"content": f"w{index} n{n} m{m}", "tier": tiers[(n + m) % 4],
+                             "session": f"s{index % 2}"}
+                            for m in range(24)
+                        ]  # fmt: skip
+                        records.append({"content": f"keyed {n}", "key": f"k/{n % 3}",
+                                        "tier": tiers[(index + n) % 4]})  # fmt: skip
+                        ids = rpc(client, "memory/remember", {"records": records})["ids"]
+                        rpc(client, "memory/forget", {"ids": ids[:3]})
+                        rpc(client, "memory/promote", {"ids": ids[3:6], "tier": "procedural"})
+                except BaseException as exc:
+                    errors.append(exc)
+
+        threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert not errors, errors
+        plain = url.replace("schema=", "options=-csearch_path%3D")
+        with psycopg.connect(plain) as conn:
+            full = dict(conn.execute("SELECT tier, count(*) FROM records GROUP BY tier").fetchall())
+        assert 0 < full["working"] <= 2 * 64  # spilled to capacity, per session
+        for process in processes:
+            described = process.call("memory/describe")["tiers"]
+            assert {t["name"]: t["count"] for t in described if t["count"]} == full
 
 
 @pytest.fixture(autouse=True)

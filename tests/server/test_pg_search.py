@@ -62,6 +62,59 @@ def test_term_statistics_follow_every_kind_of_write(postgres_server: PostgresSer
         assert [r["content"] for r in hits] == ["Genève now"]
 
 
+def test_a_version_1_schema_gets_kept_counts_on_opening_and_describe_reads_them(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.fresh_url()
+    plain = url.replace("schema=", "options=-csearch_path%3D")
+    with A2MServer(db=url) as server:
+        peer = server.connect()
+        for owner in ("alice", "bob", None):
+            who = {} if owner is None else {"owner": owner}
+            records = [{"content": f"{owner} {n}", "tier": ("episodic", "semantic")[n % 2]}
+                       for n in range(5)]  # fmt: skip
+            peer.call("memory/remember", {"records": records, **who})
+    with psycopg.connect(plain, autocommit=True) as conn:  # back to schema version 1
+        conn.execute("DROP TABLE record_counts")
+        conn.execute("DROP INDEX term_stats_bytes")
+        for trigger in ("records_count_added", "records_count_removed", "records_count_moved"):
+            conn.execute(f"DROP TRIGGER {trigger} ON records")  # type: ignore[arg-type]
+        for function in ("a2m_records_added", "a2m_records_removed", "a2m_record_moved"):
+            conn.execute(f"DROP FUNCTION {function}")  # type: ignore[arg-type]
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    with A2MServer(db=url) as server:
+        peer = server.connect()
+        tiers = {t["name"]: t["count"] for t in peer.call("memory/describe")["tiers"]}
+        assert (tiers["episodic"], tiers["semantic"]) == (9, 6)
+        alice = peer.call("memory/describe", {"owner": "alice"})["tiers"]
+        # alice's own episodic records and the shared ones: the semantic tier is shared
+        assert {t["name"]: t["count"] for t in alice if t["count"]} == {
+            "episodic": 6,
+            "semantic": 6,
+        }
+        with psycopg.connect(plain, autocommit=True) as conn:
+            conn.execute("UPDATE record_counts SET n = n + 100 WHERE tier = 'episodic'")
+        tiers = {t["name"]: t["count"] for t in peer.call("memory/describe")["tiers"]}
+        assert tiers["episodic"] == 9 + 300  # read from the kept counts, not recounted
+
+
+def test_a_typo_is_corrected_to_a_term_some_record_still_holds(
+    postgres_server: PostgresServer,
+) -> None:
+    with A2MServer(db=postgres_server.fresh_url()) as server:
+        peer = server.connect()
+        gone, kept = peer.call(
+            "memory/remember", {"records": [{"content": "zwbrtmk"}, {"content": "zwbrtnk"}]}
+        )["ids"]
+        # Both are one edit from the typo; the first sorts first, so it wins while held.
+        assert [r["id"] for r in peer.call("memory/recall", {"query": "zwbrtqk"})["records"]] == [
+            gone
+        ]
+        peer.call("memory/forget", {"ids": [gone]})  # its term's count drops to zero
+        hits = peer.call("memory/recall", {"query": "zwbrtqk"})["records"]
+        assert [r["id"] for r in hits] == [kept]
+
+
 @pytest.fixture(autouse=True)
 def _postgres_only(store_backend: str) -> None:
     assert store_backend == "postgres"

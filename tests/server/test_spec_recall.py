@@ -4,6 +4,7 @@ and §5.3 ``score``; multilingual lexical recall."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -138,6 +139,41 @@ def test_4_3_min_score_drops_what_scores_below_it(peer: Peer) -> None:
 def test_4_3_recall_with_no_match_is_empty_not_an_error(peer: Peer) -> None:
     tag, _ = _tagged(peer, ["something"])
     assert peer.recall(query="xylophone", where={"tag": tag}) == []
+
+
+def _made_up_word(length: int) -> str:
+    """A word of distinct consonants no other test writes, which the analyser keeps as
+    it is (no vowel, no suffix a stemmer would take off)."""
+    letters = random.Random(uid()).sample("bcdfghjlmnpqrtvwxz", length - 1)
+    return "".join(letters) + "k"
+
+
+@pytest.mark.spec("4.3")
+def test_4_3_a_misspelt_word_finds_the_indexed_word_one_edit_away(peer: Peer) -> None:
+    """A query word of five letters or more that no record holds is read as the indexed
+    word one edit away (substitution, swap of neighbours, deletion, insertion) starting
+    with the same letter; of two such words, the one more records hold."""
+    word = _made_up_word(8)
+    popular = word[:4] + "a" + word[5:]  # one substitution from word, held twice as often
+    short = _made_up_word(4)
+    peer.remember(
+        {"content": f"{word} once"},
+        {"content": f"{popular} first"},
+        {"content": f"{popular} second"},
+        {"content": f"{short} tiny"},
+    )
+
+    def found(query: str) -> set[str]:
+        return {r["content"] for r in peer.recall(query=query, limit=10)}
+
+    word_only = {f"{word} once"}
+    assert found(word[:4] + "o" + word[5:]) == {f"{popular} first", f"{popular} second"}
+    assert found(word[0] + word[2] + word[1] + word[3:]) == word_only  # neighbours swapped
+    assert found(word[:-1]) == word_only  # a letter missing
+    assert found(word[:3] + word[3] + word[3:]) == word_only  # a letter doubled
+    assert found(word) == word_only  # a word the index holds is taken as it is
+    assert found("o" + word[1:]) == set()  # the first letter is never the typo
+    assert found(short[:2] + "o" + short[3:]) == set()  # too short to tell from a typo
 
 
 # --- §5.2 where ----------------------------------------------------------------------------------

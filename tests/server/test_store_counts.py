@@ -1,6 +1,7 @@
-"""The per-tier counts describe and capacity checks read are kept by triggers; they must
-equal a full count after every kind of change (writes, upserts, forget, promote, spill,
-expiry, owners and shared tiers)."""
+"""The per-tier counts describe and capacity checks read are kept by triggers, on both
+stores; they must equal a full count after every kind of change (writes, upserts, forget,
+promote, spill, expiry, owners and shared tiers), and on PostgreSQL with several server
+processes writing at once."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from a2m_server import A2MServer
 from a2m_server.config import ServerConfig, TierConfig
+from store_backends import resolve_db
 
 TIERS = (
     TierConfig("working", kind="working", capacity=5, spill_to="episodic", per_session=True),
@@ -22,20 +26,27 @@ TIERS = (
 OWNERS = ["alice", "bob", None]
 
 
-def full_counts(db: Path, owner: str | None) -> dict[str, int]:
-    """Counted the slow way, from the records themselves."""
+def full_counts(db: Path | str, owner: str | None) -> dict[str, int]:
+    """Counted the slow way, from the records themselves, in whichever store holds them."""
+    now = time.time_ns() // 1_000_000
+    scope = "" if owner is None else "AND (owner = ? OR owner IS NULL OR tier = 'semantic')"
+    query = (
+        "SELECT tier, count(*) FROM records WHERE (expires_at IS NULL OR expires_at > ?) "
+        f"{scope} GROUP BY tier"
+    )
+    params = (now, owner) if owner is not None else (now,)
+    where = resolve_db(db)
+    if isinstance(where, str) and where.startswith("postgresql://"):
+        import psycopg
+
+        plain = where.replace("schema=", "options=-csearch_path%3D")
+        with psycopg.connect(plain) as pg:
+            return dict(pg.execute(query.replace("?", "%s"), params).fetchall())  # type: ignore[arg-type]
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        now = time.time_ns() // 1_000_000
-        scope = "" if owner is None else "AND (owner = ? OR owner IS NULL OR tier = 'semantic')"
-        rows = conn.execute(
-            "SELECT tier, count(*) FROM records WHERE (expires_at IS NULL OR expires_at > ?) "
-            f"{scope} GROUP BY tier",
-            (now, owner) if owner is not None else (now,),
-        ).fetchall()
+        return dict(conn.execute(query, params).fetchall())
     finally:
         conn.close()
-    return dict(rows)
 
 
 def described(peer: object, owner: str | None) -> dict[str, int]:
@@ -44,7 +55,9 @@ def described(peer: object, owner: str | None) -> dict[str, int]:
     return {t["name"]: t["count"] for t in result["tiers"] if t["count"]}
 
 
-def test_kept_counts_equal_a_full_count_through_every_kind_of_change(tmp_path: Path) -> None:
+def test_kept_counts_equal_a_full_count_through_every_kind_of_change(
+    tmp_path: Path, store_backend: str
+) -> None:
     db = tmp_path / "counts.db"
     rng = random.Random(5)
     with A2MServer(ServerConfig(tiers=TIERS), db=db) as server:
@@ -97,6 +110,7 @@ def test_kept_counts_equal_a_full_count_through_every_kind_of_change(tmp_path: P
             assert described(peer, viewer) == full_counts(db, viewer), ("purged", viewer)
 
 
+@pytest.mark.sqlite_only("opens a SQLite file of schema version 1")
 def test_a_version_1_file_gets_counts_on_opening(tmp_path: Path) -> None:
     import shutil
 

@@ -13,8 +13,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ._pg_adapt import Float8Array
+from ._pg_counts import answers as counts_answer
+from ._pg_counts import kept_counts
 from ._pg_filter import Sql, add_scope, build_filter, dump_json, jsonb_text
-from ._pg_text import query_lexemes, tsquery, tsvector
+from ._pg_lexical import lexical_search
+from ._pg_text import tsvector
 from .base import (
     RECORD_COLUMNS,
     EventRow,
@@ -40,11 +43,6 @@ _WITH_VECTOR = f"{_R_COLUMNS}, v.embedding FROM records AS r " + (
 )
 _WITHOUT_VECTOR = f"{_R_COLUMNS} FROM records AS r"
 
-# As on SQLite: postings BM25 may walk per query, and how many of the most recent matches
-# are ranked when a query has only very common terms. k1 and b are FTS5's.
-_RECENT_WINDOW = 500
-_K1 = 1.2
-_B = 0.75
 _DISTANCE = {"cosine": "<=>", "dot": "<#>", "l2": "<->"}
 _HNSW_EF_SEARCH = 200
 _PGVECTOR_MAX_DIMENSIONS = 16_000
@@ -92,13 +90,6 @@ def row_to_record(row: Sequence[Any], *, with_vector: bool) -> StoredRecord:
 
 def _meta_jsonb(metadata: Mapping[str, Any] | None) -> str | None:
     return None if metadata is None else jsonb_text(metadata)
-
-
-def _bm25_idf(rows: int, hits: int) -> float:
-    # The record count is a cached estimate; other writers may have outrun it.
-    rows = max(rows, hits)
-    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
-    return idf if idf > 0 else 1e-6
 
 
 class PgReader(StoreReader):
@@ -179,12 +170,16 @@ class PgReader(StoreReader):
         return records
 
     def count(self, where: RecordFilter) -> int:
+        if where.tier is not None and counts_answer(where):
+            return kept_counts(self._rows, where, self._now).get(where.tier, 0)
         sql = build_filter(where, self._now)
         return int(
             self._rows(f"SELECT count(*) FROM records AS r WHERE {sql.text()}", sql.params)[0][0]
         )
 
     def count_by_tier(self, where: RecordFilter) -> dict[str, int]:
+        if counts_answer(where):
+            return kept_counts(self._rows, where, self._now)
         sql = build_filter(where, self._now)
         rows = self._rows(
             f"SELECT r.tier, count(*) FROM records AS r WHERE {sql.text()} GROUP BY r.tier",
@@ -202,18 +197,6 @@ class PgReader(StoreReader):
 
     # --- lexical ---------------------------------------------------------------------------
 
-    def term_statistics(self, lexemes: Sequence[str]) -> tuple[dict[str, int], int, float]:
-        """(records holding each lexeme, records, average tokens per record), exact."""
-        rows = self._rows(
-            "SELECT lexeme, docs FROM term_stats WHERE lexeme = ANY(%s::text[]) "
-            "UNION ALL SELECT NULL, records FROM corpus_stats "
-            "UNION ALL SELECT NULL, tokens FROM corpus_stats",
-            (list(lexemes),),
-        )
-        frequency = {lexeme: int(docs) for lexeme, docs in rows[:-2] if lexeme is not None}
-        records, tokens = int(rows[-2][1]), int(rows[-1][1])
-        return frequency, records, max(tokens / records, 1.0) if records else 1.0
-
     def lexical(
         self,
         where: RecordFilter,
@@ -222,66 +205,14 @@ class PgReader(StoreReader):
         *,
         match_all: bool = False,
     ) -> list[tuple[str, float]]:
-        lexemes = query_lexemes(terms)
-        if not lexemes or (limit is not None and limit <= 0):
-            return []
-        sql = build_filter(where, self._now)
-        counts, records, average = self.term_statistics(lexemes)
-        frequency = {lexeme: counts.get(lexeme, 0) for lexeme in lexemes}
-        corpus = (records, average)
-        if match_all:
-            return self._bm25(lexemes, frequency, corpus, sql, limit, match_all=True, recent=False)
-        # The same max-document-frequency cut as SQLite's: rank over the rarest terms that
-        # fit the posting budget, or over the most recent matches of the rarest alone.
-        # Without a budget (exact ranking) every match of every term is ranked.
-        present = sorted((t for t in lexemes if frequency[t] > 0), key=lambda t: frequency[t])
-        if not present:
-            return []
-        budget = self._store.posting_budget
-        if budget is None:
-            return self._bm25(present, frequency, corpus, sql, limit, match_all=False, recent=False)
-        kept: list[str] = []
-        postings = 0
-        for lexeme in present:
-            if kept and postings + frequency[lexeme] > budget:
-                break
-            kept.append(lexeme)
-            postings += frequency[lexeme]
-        recent = postings > budget
-        return self._bm25(kept, frequency, corpus, sql, limit, match_all=False, recent=recent)
-
-    def _bm25(
-        self,
-        lexemes: list[str],
-        frequency: Mapping[str, int],
-        corpus: tuple[int, float],
-        sql: Sql,
-        limit: int | None,
-        *,
-        match_all: bool,
-        recent: bool,
-    ) -> list[tuple[str, float]]:
-        rows, average = corpus
-        idf = [_bm25_idf(rows, frequency.get(lexeme, 0)) for lexeme in lexemes]
-        match = tsquery(lexemes, match_all=match_all)
-        window = f"ORDER BY r.rowid DESC LIMIT {_RECENT_WINDOW}" if recent else ""
-        query = (
-            "WITH terms (lexeme, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])), "
-            "hits AS (SELECT r.rowid, r.id, r.body, r.body_length FROM records AS r "
-            f"WHERE r.body @@ %s::tsquery AND {sql.text()} {window}) "
-            "SELECT h.id, (SELECT sum(t.idf * (cardinality(u.positions) * %s) / "
-            "(cardinality(u.positions) + %s * (1 - %s + %s * h.body_length / %s))) "
-            "FROM unnest(h.body) AS u JOIN terms AS t ON t.lexeme = u.lexeme) AS score "
-            "FROM hits AS h ORDER BY score DESC, h.rowid"
+        return lexical_search(
+            self._rows,
+            build_filter(where, self._now),
+            terms,
+            limit,
+            match_all=match_all,
+            posting_budget=self._store.posting_budget,
         )
-        params: list[Any] = [lexemes, idf, match, *sql.params, _K1 + 1, _K1, _B, _B, average]
-        if limit is not None:
-            query += " LIMIT %s"
-            params.append(limit)
-        return [
-            (record_id, max(float(score or 0.0), 0.0))
-            for record_id, score in self._rows(query, params)
-        ]
 
     # --- vectors ---------------------------------------------------------------------------
 
