@@ -311,6 +311,7 @@ class _Reader(StoreReader):
         if not terms or (limit is not None and limit <= 0):
             return []
         sql = _build_filter(where, self._now)
+        selective = where != RecordFilter()
         if match_all:
             return _fts.bm25(
                 self._conn,
@@ -318,9 +319,16 @@ class _Reader(StoreReader):
                 sql.text(),
                 sql.params,
                 limit,
+                selective=selective,
             )
         return _fts.ranked_search(
-            self._conn, self._store._terms, terms, sql.text(), sql.params, limit
+            self._conn,
+            self._store._terms,
+            terms,
+            sql.text(),
+            sql.params,
+            limit,
+            selective=selective,
         )
 
     def nearest(
