@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,10 +33,13 @@ from typing import Any
 
 os.environ["AGNO_TELEMETRY"] = "false"
 
-import httpx
 from agno.db.base import BaseDb
 from agno.db.schemas.memory import UserMemory
 from agno.db.sqlite import SqliteDb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_support import ServerProcess, percentile
 
 from a2m import A2MClient
 from a2m_agno import A2MDb
@@ -62,46 +63,6 @@ USERS = [f"user-{i}" for i in range(10)]
 warnings.filterwarnings("ignore", module="sqlalchemy")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class ServerProcess:
-    """``python -m a2m_server serve`` on a temporary file and a free port."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        command = [
-            sys.executable, "-m", "a2m_server", "serve", "--db", str(folder / "a2m.db"),
-            "--host", "127.0.0.1", "--port", str(self.port),
-            "--log-level", "warning",
-        ]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-
-    def wait_ready(self, seconds: float = 30.0) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError("the server exited")
-            try:
-                httpx.get(self.url, timeout=1)
-                return
-            except httpx.TransportError:
-                time.sleep(0.05)
-        raise RuntimeError(f"the server did not answer within {seconds}s")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
 def batch(count: int, round_: int, chooser: random.Random) -> list[UserMemory]:
     return [
         UserMemory(
@@ -114,11 +75,6 @@ def batch(count: int, round_: int, chooser: random.Random) -> list[UserMemory]:
         )
         for i in range(count)
     ]
-
-
-def percentile(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def timed(dbs: dict[str, BaseDb], calls: list[Callable[[BaseDb], Any]]) -> dict[str, list[float]]:
@@ -153,7 +109,7 @@ def main() -> None:
     args = parser.parse_args()
     chooser = random.Random(42)
     with tempfile.TemporaryDirectory() as folder:
-        server = ServerProcess(Path(folder))
+        server = ServerProcess(Path(folder) / "a2m.db")
         try:
             server.wait_ready()
             with A2MClient(server.url) as client:

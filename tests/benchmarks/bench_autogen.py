@@ -26,11 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,10 +41,13 @@ from autogen_core.memory import ListMemory, Memory, MemoryContent, MemoryMimeTyp
 from autogen_core.model_context import UnboundedChatCompletionContext
 from autogen_core.models import SystemMessage, UserMessage
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_support import ServerProcess, percentile
+
 from a2m import AsyncA2MClient
 from a2m_autogen import A2MMemory
 
-WELL_KNOWN = "/.well-known/a2m-server.json"
 WORDS = [
     "launch",
     "window",
@@ -95,53 +95,6 @@ WORDS = [
     "contract",
     "invoice",
 ]
-
-
-def percentile(samples: Sequence[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, math.ceil(fraction * len(ordered)) - 1)]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class ServerProcess:
-    """``python -m a2m_server serve`` on a temporary file and a free port."""
-
-    def __init__(self, db: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.log = db.with_suffix(".log")
-        command = [
-            sys.executable, "-m", "a2m_server", "serve", "--db", str(db),
-            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
-        ]  # fmt: skip
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
-
-    def wait_ready(self, seconds: float = 30.0) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(self.url.rstrip("/") + WELL_KNOWN, timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"the server did not answer within {seconds}s")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 @dataclass

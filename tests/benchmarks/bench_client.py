@@ -32,13 +32,10 @@ import asyncio
 import contextlib
 import importlib.util
 import itertools
-import math
 import os
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -50,29 +47,24 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_support import (
+    ServerProcess,
+    load_average,
+    p50,
+    p99,
+)
+
 from a2m import A2MClient, AsyncA2MClient
 from a2m_server import A2MServer
 
 BATCH = 256
 TOP_K = 10
 CONCURRENCY = 64
-WELL_KNOWN = "/.well-known/a2m-server.json"
 
 
 # --- helpers ------------------------------------------------------------------------------
-
-
-def percentile(samples: Sequence[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, math.ceil(fraction * len(ordered)) - 1)]
-
-
-def p50(samples: Sequence[float]) -> float:
-    return statistics.median(samples)
-
-
-def p99(samples: Sequence[float]) -> float:
-    return percentile(samples, 0.99)
 
 
 def rotated(names: Sequence[str], round_index: int) -> list[str]:
@@ -156,13 +148,6 @@ def cpu_count() -> str:
     return f"{total} CPUs" + (f" ({usable} usable)" if usable not in (None, total) else "")
 
 
-def load_average() -> str:
-    try:
-        return "/".join(f"{value:.2f}" for value in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
 def process_cpu(pid: int | None) -> float:
     """User + system CPU seconds of another process so far (Linux ``/proc``; 0 elsewhere)."""
     if pid is None:
@@ -201,52 +186,6 @@ class Corpus:
 
 
 # --- the server process -------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class ServerProcess:
-    """``python -m a2m_server serve`` on a temporary file and a free port."""
-
-    def __init__(self, db: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.log = db.with_suffix(".log")
-        command = [
-            sys.executable, "-m", "a2m_server", "serve", "--db", str(db),
-            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
-        ]  # fmt: skip
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def wait_ready(self, seconds: float = 30.0) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(self.url.rstrip("/") + WELL_KNOWN, timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"the server did not answer within {seconds}s")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 def fill(client: A2MClient, contents: Sequence[str]) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import resource
 import statistics
@@ -22,6 +21,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_support import percentile
 
 from a2m_server import A2MServer, Connection
 
@@ -72,11 +75,6 @@ def rpc(connection: Connection, method: str, params: dict[str, object]) -> dict[
     if "error" in response:
         raise RuntimeError(f"{method}: {response['error']}")
     return response["result"]  # type: ignore[no-any-return]
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, math.ceil(fraction * len(ordered)) - 1)]
 
 
 def latency(call: Callable[[], object], runs: int) -> tuple[float, float]:
