@@ -8,6 +8,8 @@ import json
 import math
 import random
 from datetime import datetime
+from enum import IntEnum
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -20,6 +22,10 @@ from a2m.transports._base import encode_message
 def _stdlib(message: Any) -> bytes:
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.encode("utf-8")
+
+
+class _Float(float):
+    pass
 
 
 rnd = random.Random(7)
@@ -62,6 +68,7 @@ def test_vectors_round_trip_bit_for_bit() -> None:
         {"deep": {"x": [[1.0, -math.inf]]}},
         {"x": math.nan},
         {"v": [10**400, math.nan]},
+        {"v": [0.5, _Float("nan")]},
     ],
 )
 def test_nan_and_infinity_are_refused_anywhere(message: Any) -> None:
@@ -69,12 +76,24 @@ def test_nan_and_infinity_are_refused_anywhere(message: Any) -> None:
         encode_message(message)
 
 
-class _Float(float):
-    pass
+class _Level(IntEnum):
+    HIGH = 3
 
 
 @pytest.mark.parametrize(
-    "message", [{"when": datetime(2026, 1, 1)}, {1: "int key"}, {"s": {1, 2}}, {"f": _Float(1.5)}]
+    "message",
+    [
+        {"when": datetime(2026, 1, 1)},
+        {1: "int key"},
+        {"s": {1, 2}},
+        {"f": _Float(1.5)},
+        # Numbers in a vector that are not plain floats or ints: the same JSON or the
+        # same refusal, whoever encodes them.
+        {"v": [0.5, _Float(2.5)]},
+        {"v": [0.5, Fraction(1, 2)]},
+        {"v": [0.5, complex(1, 2)]},
+        {"v": [0.5, _Level.HIGH, True]},
+    ],
 )
 def test_what_the_standard_library_decides_stays_its_decision(message: Any) -> None:
     try:

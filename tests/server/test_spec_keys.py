@@ -194,3 +194,32 @@ def test_4_9_fetch_returns_the_whole_record(peer: Peer) -> None:
 def test_3_6_a_key_must_be_a_non_empty_string(peer: Peer, key: Any) -> None:
     failure = rpc_error(peer, "memory/remember", {"records": [{"content": "x", "key": key}]})
     assert failure.code == -32602
+
+
+@pytest.mark.spec("3.6")
+def test_3_6_one_batch_of_new_keys_replacements_and_retries(peer: Peer) -> None:
+    """§3.6 with §3.2 in one call: new keys, a held key replaced, a retried client id and a
+    keyless record each land as they would one call at a time, in the batch's order."""
+    root = uid("app")
+    held_id, retried_id = peer.remember(
+        {"content": "old city", "key": f"{root}/city"},
+        {"id": uid("w"), "content": "a note", "key": f"{root}/note"},
+    )
+    retry = {"id": retried_id, "content": "a note, sent again", "key": f"{root}/note"}
+    ids = peer.remember(
+        {"content": "first new", "key": f"{root}/a"},
+        {"content": "new city", "key": f"{root}/city"},
+        retry,
+        {"content": "no key at all"},
+        {"content": "second new", "key": f"{root}/b"},
+    )
+    assert ids[1] == held_id
+    assert ids[2] == retried_id
+    assert len(set(ids)) == 5
+    city, note = _fetch(peer, f"{root}/city"), _fetch(peer, f"{root}/note")
+    assert city is not None
+    assert note is not None
+    assert (city["content"], city["revision"]) == ("new city", 1)
+    assert (note["content"], note["revision"]) == ("a note", 0)
+    listed = peer.timeline(key_prefix=root)
+    assert [r["key"] for r in listed if r["id"] in (ids[0], ids[4])] == [f"{root}/a", f"{root}/b"]

@@ -31,6 +31,10 @@ METADATA_CASES: dict[str, dict[str, Any]] = {
         "negative": -7,
         "zero": 0,
         "big": 2**62,
+        # Past 64 bits: exact, however the server parses (no parser's rounding to float).
+        "huge": 2**70 + 1,
+        "huge_negative": -(2**66) - 3,
+        "huge_beside_floats": [0.25, 2**64 + 7, -1.5],
         "float": 0.1,
         "third": 1 / 3,
         "exp": 1.5e300,

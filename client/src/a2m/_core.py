@@ -167,18 +167,20 @@ class Call(Generic[R]):
 # --- building -----------------------------------------------------------------------------
 
 
-_FAST_NUMBERS = frozenset({float, int})
-
-
 def _floats(value: Any, name: str, method: str) -> Any:
     # Vectors arrive as lists, tuples or numpy arrays; the wire wants plain JSON numbers.
     if value is None or isinstance(value, (str, bytes)):
         return value
     tolist = getattr(value, "tolist", None)
     items = tolist() if callable(tolist) else value
-    if type(items) is list and set(map(type, items)) <= _FAST_NUMBERS:
-        # The usual vector: plain floats (or ints), checked at C speed, not per number.
-        return list(map(float, items))
+    if type(items) is list:
+        # The usual vector: numbers only, which one C-speed sum proves (a str, bytes or
+        # None makes it fail), converted at C speed; anything else takes the close look.
+        try:
+            sum(items)
+            return list(map(float, items))
+        except (TypeError, ValueError, OverflowError):
+            pass
     numbers = list(items) if isinstance(items, Iterable) else None
     if numbers is None or not all(
         hasattr(type(item), "__float__") and not isinstance(item, (str, bytes)) for item in numbers

@@ -65,13 +65,16 @@ def _plain_finite(value: Any) -> bool:
         # unless finite floats overflowed, which the close look settles.
         if type(total) is float and not math.isfinite(total):
             return all(_plain_finite(item) for item in value)
-        return set(map(type, value)) <= _NUMBERS or all(_plain_finite(item) for item in value)
+        # Numbers only, finite. A number that is not a plain float, int or bool (a numpy
+        # scalar, a Decimal, a float subclass) makes orjson raise TypeError, given the
+        # passthrough options, so the standard library decides it: no need to look at
+        # each number's type here.
+        return True
     if kind is float:
         return math.isfinite(value)
     return kind in _SCALARS
 
 
-_NUMBERS = frozenset({float, int, bool})
 _SCALARS = frozenset({str, int, bool, type(None)})
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from a2m_types import ErrorCode
 
+from . import _json
 from .errors import ProtocolError
 
 __all__ = ["Invoke", "decode", "encode", "error_response", "handle_message"]
@@ -23,15 +24,9 @@ Invoke = Callable[[str, dict[str, Any]], dict[str, Any]]
 """Runs one method with its params and returns the result object, or raises ProtocolError."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def decode(raw: str | bytes) -> Any:
     """Parse one JSON text strictly (no NaN or Infinity); raises ``ValueError``."""
-    if isinstance(raw, (bytes, bytearray)):
-        raw = bytes(raw).decode("utf-8")
-    return json.loads(raw, parse_constant=_reject_constant)
+    return _json.loads(raw)
 
 
 def encode(message: dict[str, Any]) -> str:

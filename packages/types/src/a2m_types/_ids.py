@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 
 __all__ = ["new_id"]
 
@@ -38,4 +37,7 @@ def new_id() -> str:
     value |= counter << 64
     value |= 0b10 << 62
     value |= tail
-    return str(uuid.UUID(int=value))
+    # The canonical 8-4-4-4-12 form, as str(uuid.UUID(int=value)) writes it, without
+    # building a UUID object: every record a server writes pays for this.
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"

@@ -72,6 +72,20 @@ def with_group_members(
     return list(by_id.values())
 
 
+def _with_group_member_ids(
+    writer: StoreWriter, records: Sequence[tuple[str, str | None, str | None]], *, tier: str
+) -> list[str]:
+    """:func:`with_group_members` of ``(id, owner, group)`` rows, as ids."""
+    ids = [record_id for record_id, _, _ in records]
+    groups = {(owner, group) for _, owner, group in records if group is not None}
+    if not groups:
+        return ids
+    members = writer.select(RecordFilter(groups=sorted(groups, key=str), tier=tier))
+    listed = set(ids)
+    ids.extend(dict.fromkeys(m.id for m in members if m.id not in listed))
+    return ids
+
+
 _ALL = object()
 
 
@@ -93,9 +107,9 @@ def _spill(writer: StoreWriter, tier: TierConfig, plan: Reorganisation) -> bool:
         where = RecordFilter(tier=tier.name)
         if session is not _ALL:
             where = where.with_(session=session)
-        oldest = writer.select(where, order="created_asc", limit=excess)
-        leaving = with_group_members(writer, oldest, tier=tier.name)
-        ids = [r.id for r in leaving]
+        # Only who they are: a spill moves every record a write pushes out of the tier.
+        oldest = writer.select_ids(where, order="created_asc", limit=excess)
+        ids = _with_group_member_ids(writer, oldest, tier=tier.name)
         if tier.spill_to is not None:
             plan.moved += writer.set_tier(ids, tier.spill_to)
             plan.touched.add(tier.spill_to)

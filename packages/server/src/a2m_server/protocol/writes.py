@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from a2m_server.errors import ProtocolError
-from a2m_server.store import NewRecord, RecordFilter, StoreWriter
+from a2m_server.store import NewRecord, RecordFilter, StoredRecord, StoreWriter
 from a2m_server.text import query_terms
 from a2m_types import ErrorCode, ForgetParams, RecordInput, RememberParams, new_id
 from a2m_types.rest import MAX_TTL_SECONDS
@@ -146,6 +146,36 @@ def _place_in_group(proto: Protocol, writer: StoreWriter, request: WriteRequest)
     new.tier = existing[0].tier
 
 
+@dataclass
+class _Lookups:
+    """What a batch's client ids and keys already hold, looked up for the whole batch."""
+
+    landed: dict[str, str]
+    """Client id → the record it already produced."""
+    current: list[StoredRecord | None]
+    """Per request: the live record its owner holds at its key."""
+
+
+def _look_up(writer: StoreWriter, requests: Sequence[WriteRequest]) -> _Lookups | None:
+    """Every client id and key of the batch, looked up at once; ``None`` when one record
+    of it could change what another finds (a repeated id or key, or a group, whose tier
+    follows its members), so they must be looked up one after another."""
+    write_ids = [r.write_id for r in requests if r.write_id is not None]
+    keys = [(r.new.owner or "", r.new.key) for r in requests if r.new.key is not None]
+    if (
+        any(r.new.group is not None for r in requests)
+        or len(set(write_ids)) < len(write_ids)
+        or len(set(keys)) < len(keys)
+    ):
+        return None
+    keyed = [i for i, r in enumerate(requests) if r.new.key is not None]
+    found = writer.get_by_keys([(requests[i].new.owner, requests[i].new.key or "") for i in keyed])
+    current: list[StoredRecord | None] = [None] * len(requests)
+    for index, record in zip(keyed, found, strict=True):
+        current[index] = record
+    return _Lookups(writer.resolve_write_ids(write_ids), current)
+
+
 def write_records(
     proto: Protocol, ctx: CallContext, writer: StoreWriter, requests: Sequence[WriteRequest]
 ) -> list[str]:
@@ -159,9 +189,10 @@ def write_records(
     now = now_ms()
     ids: list[str] = []
     touched_tiers: set[str] = set()
-    # Plain new records (no key, no group) are inserted together, with their events, and
-    # the batch is flushed before anything that must see it: a key or group lookup, or a
-    # client id that one of them may already carry.
+    known = _look_up(writer, requests)
+    # New records are inserted together, with their events, and the batch is flushed
+    # before anything that must see it: a key replacement, a group, or (when the batch
+    # could not be looked up at once) any key or client id.
     pending: list[NewRecord] = []
     pending_ids: set[str] = set()
     events: list[tuple[str, int, dict[str, Any], str | None, str | None]] = []
@@ -173,20 +204,31 @@ def write_records(
         pending_ids.clear()
         events.clear()
 
-    for request in requests:
+    for index, request in enumerate(requests):
         new = request.new
-        plain = new.key is None and new.group is None
-        if not plain or (request.write_id is not None and request.write_id in pending_ids):
-            flush()
-        if request.write_id is not None:
-            landed = writer.resolve_write_id(request.write_id)
-            if landed is not None:
-                ids.append(landed)
-                continue
+        landed: str | None = None
+        current: StoredRecord | None = None
+        if known is not None:
+            current = known.current[index]
+            plain = current is None
+            if not plain:
+                flush()
+            if request.write_id is not None:
+                landed = known.landed.get(request.write_id)
+        else:
+            plain = new.key is None and new.group is None
+            if not plain or (request.write_id is not None and request.write_id in pending_ids):
+                flush()
+            if request.write_id is not None:
+                landed = writer.resolve_write_id(request.write_id)
+        if landed is not None:
+            ids.append(landed)
+            continue
         new.created_at = now
         new.expires_at = _expiry(new.metadata, now)
-        _place_in_group(proto, writer, request)
-        current = writer.get_by_key(new.owner, new.key) if new.key is not None else None
+        if known is None:
+            _place_in_group(proto, writer, request)
+            current = writer.get_by_key(new.owner, new.key) if new.key is not None else None
         if current is not None:
             if not request.explicit_tier:
                 new.tier = current.tier

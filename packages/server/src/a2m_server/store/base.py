@@ -226,6 +226,13 @@ class StoreReader(ABC):
     ) -> list[StoredRecord]:
         """Matching records in creation order (ties broken by insertion order)."""
 
+    def select_ids(
+        self, where: RecordFilter, *, order: Order = "created_asc", limit: int | None = None
+    ) -> list[tuple[str, str | None, str | None]]:
+        """``(id, owner, group)`` of what :meth:`select` returns, in its order: what
+        moving records needs, without reading their content. A backend may read less."""
+        return [(r.id, r.owner, r.group) for r in self.select(where, order=order, limit=limit)]
+
     @abstractmethod
     def scan(self, after: int, limit: int) -> list[StoredRecord]:
         """Up to ``limit`` live records with a rowid above ``after``, in rowid (insertion)
@@ -307,6 +314,21 @@ class StoreWriter(StoreReader):
     @abstractmethod
     def resolve_write_id(self, write_id: str) -> str | None:
         """The record a client-supplied id already produced, if any."""
+
+    def resolve_write_ids(self, write_ids: Sequence[str]) -> dict[str, str]:
+        """:meth:`resolve_write_id` for a whole batch: each of ``write_ids`` already seen,
+        mapped to the record it produced. A backend may answer in one round trip."""
+        found: dict[str, str] = {}
+        for write_id in write_ids:
+            landed = self.resolve_write_id(write_id)
+            if landed is not None:
+                found[write_id] = landed
+        return found
+
+    def get_by_keys(self, keys: Sequence[tuple[str | None, str]]) -> list[StoredRecord | None]:
+        """:meth:`get_by_key` for a whole batch of (owner, key) pairs: the record each
+        holds, or ``None``, in the order given. A backend may answer in one round trip."""
+        return [self.get_by_key(owner, key) for owner, key in keys]
 
     @abstractmethod
     def remember_write_id(self, write_id: str, record_id: str) -> None:

@@ -53,8 +53,13 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+# One encoder for every dump: ``json.dumps`` with options builds a new one per call, which
+# costs more than encoding a write's small event payload.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def _dump_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def _pack(vector: Sequence[float]) -> bytes:
@@ -237,6 +242,21 @@ class _Reader(StoreReader):
         records = [_row_to_record(row, with_vector=embeddings) for row in rows]
         self._store._overlay_access(records)
         return records
+
+    def select_ids(
+        self, where: RecordFilter, *, order: str = "created_asc", limit: int | None = None
+    ) -> list[tuple[str, str | None, str | None]]:
+        sql = _build_filter(where, self._now)
+        direction = "DESC" if order == "created_desc" else "ASC"
+        query = (
+            f"SELECT r.id, r.owner, r.grp FROM records AS r WHERE {sql.text()} "
+            f"ORDER BY r.created_at {direction}, r.rowid {direction}"
+        )
+        params = list(sql.params)
+        if limit is not None:
+            query += " LIMIT ?"
+            params.append(limit)
+        return self._conn.execute(query, params).fetchall()
 
     def scan(self, after: int, limit: int) -> list[StoredRecord]:
         rows = self._conn.execute(
@@ -594,6 +614,40 @@ class _Writer(_Reader, StoreWriter):
             (write_id, write_id),
         ).fetchone()
         return None if row is None else str(row[0])
+
+    def resolve_write_ids(self, write_ids: Sequence[str]) -> dict[str, str]:
+        if not write_ids:
+            return {}
+        payload = _dump_json(list(write_ids))
+        found: dict[str, str] = dict(
+            self._conn.execute(
+                "SELECT write_id, record_id FROM write_ids "
+                "WHERE write_id IN (SELECT value FROM json_each(?))",
+                (payload,),
+            ).fetchall()
+        )
+        # A record's own id wins over a noted one, as in resolve_write_id.
+        for (record_id,) in self._conn.execute(
+            "SELECT id FROM records WHERE id IN (SELECT value FROM json_each(?))", (payload,)
+        ):
+            found[record_id] = record_id
+        return found
+
+    def get_by_keys(self, keys: Sequence[tuple[str | None, str]]) -> list[StoredRecord | None]:
+        if not keys:
+            return []
+        rows = self._conn.execute(
+            f"SELECT {_PREFIXED_COLUMNS}, j.key FROM json_each(?) AS j "
+            "JOIN records AS r ON coalesce(r.owner, '') = j.value ->> 0 "
+            "AND r.key = j.value ->> 1 "
+            "WHERE r.key IS NOT NULL AND (r.expires_at IS NULL OR r.expires_at > ?)",
+            (_dump_json([[owner or "", key] for owner, key in keys]), self._now),
+        ).fetchall()
+        found: dict[int, StoredRecord] = {}
+        for row in rows:
+            found[int(row[-1])] = _row_to_record(row, with_vector=False)
+        self._store._overlay_access(list(found.values()))
+        return [found.get(index) for index in range(len(keys))]
 
     def remember_write_id(self, write_id: str, record_id: str) -> None:
         self._conn.execute(
