@@ -201,6 +201,7 @@ def http_section(args: argparse.Namespace, workdir: Path) -> None:
         sides = Sides(workdir, size)
         try:
             local_rate, http_rate = sides.fill(0)
+            print(f"{size:>9,} records written; load {load_average()}")
             print(
                 f"{size:>9,} remember, batches of {BATCH}: in-process {local_rate:8,.0f} rec/s"
                 f" | HTTP {http_rate:8,.0f} rec/s  (target >= 20,000: {target(http_rate >= 20_000)})"
@@ -243,6 +244,7 @@ def http_section(args: argparse.Namespace, workdir: Path) -> None:
         extra = f"{gap:+10.3f} {ratio:6.2f}" if lp50 else f"{'':>10} {'':>6}"
         print(f"{size:>9} {label:<16} {local} {hp50:9.3f} {hp99:7.3f} {extra}")
     print("targets: recall HTTP p50 <= in-process p50 + 0.6 ms; describe HTTP p50 <= 1 ms")
+    print(f"load {load_average()}")
 
 
 def main() -> None:

@@ -135,6 +135,41 @@ def test_the_exact_ranking_is_one_setting_away(tmp_path: Path) -> None:
         store.close()
 
 
+def test_ranking_the_matches_before_the_filter_answers_as_filtering_first(
+    tmp_path: Path,
+) -> None:
+    """The best matches are ranked by the index alone and only then checked against the
+    filter; whether few or most of them pass, the answer is the one the filter-first join
+    gives, ties (equal BM25, oldest first) included."""
+    from a2m_server.store import _fts
+
+    records = [
+        {"content": " ".join(["apple"] * (1 + i % 4) + ["pear"] * (i % 3)), "key": f"k/{i % 5}/{i}"}
+        for i in range(240)
+    ]
+    path = tmp_path / "filter.db"
+    with A2MServer(db=path) as server:
+        server.connect().call("memory/remember", {"records": records})
+    conn = sqlite3.connect(path)
+    try:
+        for where_sql, params in (
+            ("1", []),
+            ("r.key LIKE ?", ["k/0/%"]),
+            ("r.key LIKE ?", ["k/4/1%"]),
+            ("r.key = ?", ["k/3/8"]),
+            ("r.key = ?", ["nowhere"]),
+        ):
+            for match in ('"apple"', '"pear"', '"apple" OR "pear"'):
+                for count in (1, 10, 37, 300):
+                    for selective in (True, False):
+                        best = _fts._best(
+                            conn, match, where_sql, params, count, selective=selective
+                        )
+                        assert best == _fts._joined(conn, match, where_sql, params, count)
+    finally:
+        conn.close()
+
+
 def test_exact_ranking_is_a_configuration_key_and_a_flag(tmp_path: Path) -> None:
     from a2m_server.cli import _config, _parser
     from a2m_server.config import ServerConfig, config_from_mapping

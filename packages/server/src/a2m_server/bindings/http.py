@@ -10,15 +10,11 @@ carries the REST error body (``{"code", "message"}``)."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
@@ -28,7 +24,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from a2m_server._web import PRINCIPAL_SCOPE_KEY as _PRINCIPAL_SCOPE_KEY
-from a2m_server._web import principal_of, utf8
+from a2m_server._web import in_worker, principal_of, utf8
 from a2m_server.auth import TokenMap
 from a2m_server.dispatch import encode, error_response
 from a2m_server.server import A2MServer
@@ -63,29 +59,6 @@ CORS_EXPOSED_HEADERS = (DELETED_COUNT_HEADER,)
 
 _BODY_SCOPE_KEY = "a2m.body"
 _JSON_HEADERS = [(b"content-type", b"application/json")]
-# As many worker threads as anyio's default limiter allows.
-_WORKERS = 40
-_T = TypeVar("_T")
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-async def _in_worker(func: Callable[..., _T], *args: Any) -> _T:
-    """Run ``func`` on a worker thread: the protocol's storage calls block.
-
-    Under asyncio a plain executor hand-off costs about half of anyio's (a capacity
-    limiter, a cancel scope and a per-call thread check); any other event loop gets
-    anyio's."""
-    global _pool
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return await anyio.to_thread.run_sync(func, *args)
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="a2m-http")
-    return await loop.run_in_executor(_pool, func, *args)
 
 
 _ORIGIN = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$")
@@ -127,9 +100,10 @@ def create_app(
         from a2m_server.rest import rest_routes  # the REST package imports this module
 
         extra = rest_routes(server, authenticated=token_map is not None, methods=rest_methods)
+    rpc = _RpcEndpoint(server)
     app = Starlette(
-        routes=[*_protocol_routes(server), *routes, *extra],
-        middleware=[Middleware(_Gate, policy=policy)],
+        routes=[*_protocol_routes(server, rpc), *routes, *extra],
+        middleware=[Middleware(_Gate, policy=policy, rpc=rpc)],
     )
     app.state.a2m_server = server
     return app
@@ -147,18 +121,18 @@ def _normalise_origin(origin: str) -> str:
 # --- routes ---------------------------------------------------------------------------
 
 
-def _protocol_routes(server: A2MServer) -> list[BaseRoute]:
+def _protocol_routes(server: A2MServer, rpc: _RpcEndpoint) -> list[BaseRoute]:
     async def well_known(request: Request) -> Response:
         principal = principal_of(request)
         try:
-            profile = await _in_worker(_describe, server, principal)
+            profile = await in_worker(_describe, server, principal)
         except _ServerClosed:
             return _transport_error(503, "the server is shutting down")
         return Response(utf8(encode(profile)), media_type="application/json")
 
     return [
         # An ASGI endpoint sees every method, so it answers 405 for all but POST itself.
-        Route("/", _RpcEndpoint(server)),
+        Route("/", rpc),
         Route(WELL_KNOWN_PATH, well_known, methods=["GET"]),
     ]
 
@@ -184,7 +158,7 @@ class _RpcEndpoint:
             body = await Request(scope, receive).body()
         principal = scope.get(_PRINCIPAL_SCOPE_KEY)
         try:
-            answer = await _in_worker(_handle_once, self.server, principal, body)
+            answer = await in_worker(_handle_once, self.server, principal, body)
         except _ServerClosed:
             await _transport_error(503, "the server is shutting down")(scope, receive, send)
             return
@@ -250,9 +224,10 @@ class _ClientGone(Exception):
 class _Gate:
     """Admits a request or WebSocket to the app, or refuses it at the transport level."""
 
-    def __init__(self, app: ASGIApp, *, policy: _Policy) -> None:
+    def __init__(self, app: ASGIApp, *, policy: _Policy, rpc: ASGIApp | None = None) -> None:
         self.app = app
         self.policy = policy
+        self.rpc = rpc
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -303,6 +278,12 @@ class _Gate:
         except _ClientGone:
             return
         scope[_BODY_SCOPE_KEY] = body
+        if self.rpc is not None and scope["path"] == "/" and not scope.get("root_path"):
+            # The first route, reached without the router: every call takes this path, and
+            # matching each route in turn and wrapping the request cost more than the rest
+            # of the gate does.
+            await self.rpc(scope, receive, send)
+            return
         await self.app(scope, _replay(body, receive), send)
 
     def _check_length(self, headers: Headers, *, rest: bool) -> Response | None:

@@ -9,12 +9,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from a2m_server._web import principal_of
+from a2m_server._web import in_worker, principal_of
 from a2m_server.errors import ProtocolError
 from a2m_server.server import A2MServer
 from a2m_types import DELETED_COUNT_HEADER, METHODS, EntryWrite, ErrorCode, QueryRequest
@@ -102,7 +101,7 @@ class RestEndpoint:
 
     async def _run(self, request: Request, operation: Callable[..., T], *args: Any) -> T:
         principal = principal_of(request)
-        return await anyio.to_thread.run_sync(run_in_view, self.server, principal, operation, *args)
+        return await in_worker(run_in_view, self.server, principal, operation, *args)
 
     async def _respond(self, request: Request) -> Response:
         target = parse_target(request.path_params.get("path", ""))

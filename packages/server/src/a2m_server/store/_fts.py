@@ -224,8 +224,13 @@ def ranked_search(
     where_sql: str,
     where_params: Sequence[object],
     limit: int | None,
+    *,
+    selective: bool = True,
 ) -> list[tuple[str, float]]:
-    """(id, BM25 relevance) pairs, best first, for records matching any of ``terms``."""
+    """(id, BM25 relevance) pairs, best first, for records matching any of ``terms``.
+
+    ``selective=False`` says the filter refuses nothing but expired records, so ranking
+    the matches alone and checking the filter on the best few seldom has to look again."""
     expressions = expressions_for(conn, stats, terms)
     frequency = {e: stats.frequency(conn, e) for e in expressions}
     present = sorted((e for e in expressions if frequency[e] > 0), key=lambda e: frequency[e])
@@ -243,8 +248,10 @@ def ranked_search(
     if budget is None or postings <= budget:
         dropped = present[len(kept) :]
         if not dropped:
-            return bm25(conn, match, where_sql, where_params, limit)
-        return _with_common_terms(conn, stats, match, dropped, where_sql, where_params, limit)
+            return bm25(conn, match, where_sql, where_params, limit, selective=selective)
+        return _with_common_terms(
+            conn, stats, match, dropped, where_sql, where_params, limit, selective=selective
+        )
     rows = conn.execute(
         "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
         "JOIN records AS r ON r.rowid = records_fts.rowid "
@@ -271,29 +278,26 @@ def _with_common_terms(
     where_sql: str,
     where_params: Sequence[object],
     limit: int | None,
+    *,
+    selective: bool,
 ) -> list[tuple[str, float]]:
     """The best records holding a kept term, rescored with the dropped terms' share of
     BM25 added, computed here as FTS5 computes it (the same N, average length, document
     frequency and term frequency), so their order is the full query's."""
     pool = RESCORE_POOL if limit is None else max(RESCORE_POOL, 2 * limit)
-    ranked = conn.execute(
-        "SELECT r.id, bm25(records_fts) AS rank, records_fts.rowid FROM records_fts "
-        "JOIN records AS r ON r.rowid = records_fts.rowid "
-        f"WHERE records_fts MATCH ? AND {where_sql} ORDER BY rank LIMIT ?",
-        [match, *where_params, pool],
-    ).fetchall()
+    ranked = _best(conn, match, where_sql, where_params, pool, selective=selective)
     totals = _averages(conn)
     if totals is None or not ranked:
         return [(record_id, max(-rank, 0.0)) for record_id, rank, _ in ranked][:limit]
-    # The terms of the chosen few only: selecting them above would read them for every
-    # match before the sort.
+    # The terms of the chosen few only, read from the index's own copy of them (FTS5's
+    # content table): selecting them above would read them for every match before the
+    # sort, and asking the index for them row by row costs twice as much.
     bodies = dict(
         conn.execute(
-            "SELECT rowid, body FROM records_fts WHERE rowid IN (SELECT value FROM json_each(?))",
+            "SELECT id, c0 FROM records_fts_content WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps([rowid for _, _, rowid in ranked]),),
         ).fetchall()
     )
-    rows = [(record_id, rank, bodies.get(rowid, "")) for record_id, rank, rowid in ranked]
     documents, tokens = totals
     average = tokens / documents if documents else 1.0
     weights = []
@@ -302,13 +306,20 @@ def _with_common_terms(
         idf = math.log((documents - hits + 0.5) / (hits + 0.5))
         weights.append((expression[1:-1].replace('""', '"'), idf if idf > 0 else 1e-6))
     scored = []
-    for record_id, rank, body in rows:
-        terms = body.split()
-        norm = K1 * (1 - B + B * len(terms) / average)
+    for record_id, rank, rowid in ranked:
+        body = bodies.get(rowid) or ""
         score = -rank
+        terms: list[str] | None = None
         for term, idf in weights:
+            # A term that is not even a substring of the text is not one of its terms:
+            # most records hold none of the dropped terms, and need no split.
+            if term not in body:
+                continue
+            if terms is None:
+                terms = body.split()
             tf = terms.count(term)
             if tf:
+                norm = K1 * (1 - B + B * len(terms) / average)
                 score += idf * tf * (K1 + 1) / (tf + norm)
         scored.append((record_id, max(score, 0.0)))
     scored.sort(key=lambda item: (-item[1], item[0]))
@@ -344,13 +355,83 @@ def bm25(
     where_sql: str,
     where_params: Sequence[object],
     limit: int | None,
+    *,
+    selective: bool = True,
 ) -> list[tuple[str, float]]:
     """Exact BM25 over every record matching ``match`` and the filter."""
-    rows = conn.execute(
-        "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
-        "JOIN records AS r ON r.rowid = records_fts.rowid "
-        f"WHERE records_fts MATCH ? AND {where_sql} ORDER BY rank LIMIT ?",
-        [match, *where_params, -1 if limit is None else limit],
-    ).fetchall()
+    if limit is None:
+        rows = [
+            (record_id, rank)
+            for record_id, rank, _ in _joined(conn, match, where_sql, where_params, -1)
+        ]
+    else:
+        rows = [
+            (record_id, rank)
+            for record_id, rank, _ in _best(
+                conn, match, where_sql, where_params, limit, selective=selective
+            )
+        ]
     # bm25() is negative, more negative is better.
     return [(record_id, max(-rank, 0.0)) for record_id, rank in rows]
+
+
+# How many more matches than asked for are ranked before the filter is checked: only an
+# expired record fails a filter that is not selective.
+_UNFILTERED_MARGIN = 16
+_FILTERED_FACTOR = 2
+
+
+def _best(
+    conn: sqlite3.Connection,
+    match: str,
+    where_sql: str,
+    where_params: Sequence[object],
+    count: int,
+    *,
+    selective: bool,
+) -> list[tuple[str, int | float, int]]:
+    """(id, bm25, rowid) of the ``count`` best records matching ``match`` and the filter,
+    best first and, among equals, oldest first.
+
+    FTS5 ranks the matches alone and only the best of them are looked up to check the
+    filter: joining every match to its record row first costs as much as ranking them.
+    When too few of those pass, the filter is applied to every match after all; either
+    way the answer is the same."""
+    if count <= 0:
+        return []
+    fetch = count * _FILTERED_FACTOR if selective else count + _UNFILTERED_MARGIN
+    ranked = conn.execute(
+        "SELECT rowid, bm25(records_fts) AS rank FROM records_fts "
+        "WHERE records_fts MATCH ? ORDER BY rank, rowid LIMIT ?",
+        (match, fetch),
+    ).fetchall()
+    if not ranked:
+        return []
+    passed = dict(
+        conn.execute(
+            "SELECT r.rowid, r.id FROM records AS r "
+            f"WHERE r.rowid IN (SELECT value FROM json_each(?)) AND {where_sql}",
+            [json.dumps([rowid for rowid, _ in ranked]), *where_params],
+        ).fetchall()
+    )
+    if len(passed) < count and len(ranked) == fetch:
+        return _joined(conn, match, where_sql, where_params, count)
+    best = [(passed[rowid], rank, rowid) for rowid, rank in ranked if rowid in passed]
+    return best[:count]
+
+
+def _joined(
+    conn: sqlite3.Connection,
+    match: str,
+    where_sql: str,
+    where_params: Sequence[object],
+    count: int,
+) -> list[tuple[str, int | float, int]]:
+    """:func:`_best` by joining every match to its record (``count`` -1: all of them)."""
+    rows: list[tuple[str, int | float, int]] = conn.execute(
+        "SELECT r.id, bm25(records_fts) AS rank, records_fts.rowid FROM records_fts "
+        "JOIN records AS r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH ? AND {where_sql} ORDER BY rank, records_fts.rowid LIMIT ?",
+        [match, *where_params, count],
+    ).fetchall()
+    return rows

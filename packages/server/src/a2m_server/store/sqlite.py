@@ -177,6 +177,8 @@ def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) 
         sql.add(f"{owner_column} = ?", scope.owner)
 
 
+# Each reader connection's page cache (SQLite's default is 2 MiB).
+_READER_CACHE_KIB = 8192
 # Access counts are buffered, because every write makes readers re-read their pages;
 # they reach the file with the next write, or after this long or this many.
 # Deletions after which the full-text index is rewritten without their words.
@@ -335,6 +337,7 @@ class _Reader(StoreReader):
         if not terms or (limit is not None and limit <= 0):
             return []
         sql = _build_filter(where, self._now)
+        selective = where != RecordFilter()
         if match_all:
             return _fts.bm25(
                 self._conn,
@@ -342,9 +345,16 @@ class _Reader(StoreReader):
                 sql.text(),
                 sql.params,
                 limit,
+                selective=selective,
             )
         return _fts.ranked_search(
-            self._conn, self._store._terms, terms, sql.text(), sql.params, limit
+            self._conn,
+            self._store._terms,
+            terms,
+            sql.text(),
+            sql.params,
+            limit,
+            selective=selective,
         )
 
     def nearest(
@@ -842,6 +852,9 @@ class SQLiteStore(Store):
         if conn is None:
             conn = self._connect()
             conn.execute("PRAGMA query_only = ON")
+            # 8 MiB of pages rather than SQLite's 2: a store of some ten thousand records
+            # stays whole in each reader's cache, and recall reads it page by page.
+            conn.execute(f"PRAGMA cache_size = -{_READER_CACHE_KIB}")
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
