@@ -223,3 +223,20 @@ def test_3_6_one_batch_of_new_keys_replacements_and_retries(peer: Peer) -> None:
     assert (note["content"], note["revision"]) == ("a note", 0)
     listed = peer.timeline(key_prefix=root)
     assert [r["key"] for r in listed if r["id"] in (ids[0], ids[4])] == [f"{root}/a", f"{root}/b"]
+
+
+@pytest.mark.spec("3.2")
+def test_3_2_a_retried_batch_whose_ids_and_keys_hold_nul_lands_once(peer: Peer) -> None:
+    """§3.2 and §3.6 for ids and keys holding a NUL character: retrying the batch returns
+    the records it produced and replaces nothing twice, as for any other string."""
+    root = uid("nul")
+    batch = [
+        {"id": uid("w") + "\x00a", "content": "first"},
+        {"id": uid("w") + "\x00b", "content": "second", "key": f"{root}/k\x00ey"},
+    ]
+    first = peer.remember(*batch)
+    again = peer.remember(*batch)
+    assert again == first
+    stored = _fetch(peer, f"{root}/k\x00ey")
+    assert stored is not None
+    assert (stored["content"], stored["revision"]) == ("second", 0)

@@ -159,13 +159,18 @@ class _Lookups:
 def _look_up(writer: StoreWriter, requests: Sequence[WriteRequest]) -> _Lookups | None:
     """Every client id and key of the batch, looked up at once; ``None`` when one record
     of it could change what another finds (a repeated id or key, or a group, whose tier
-    follows its members), so they must be looked up one after another."""
+    follows its members), so they must be looked up one after another.
+
+    Also ``None`` when an id, key or owner holds a NUL character: a store may pass a batch
+    lookup's values as one JSON text, and SQLite's JSON functions end a string at NUL."""
     write_ids = [r.write_id for r in requests if r.write_id is not None]
     keys = [(r.new.owner or "", r.new.key) for r in requests if r.new.key is not None]
     if (
         any(r.new.group is not None for r in requests)
         or len(set(write_ids)) < len(write_ids)
         or len(set(keys)) < len(keys)
+        or any("\x00" in value for value in write_ids)
+        or any("\x00" in owner or "\x00" in key for owner, key in keys)
     ):
         return None
     keyed = [i for i, r in enumerate(requests) if r.new.key is not None]
