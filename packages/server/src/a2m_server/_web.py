@@ -153,5 +153,5 @@ class _Workers:
             thread.join()
 
 
-_workers = _Workers(WORKER_THREADS, "a2m-http")
+_workers = _Workers(WORKER_THREADS, "a2m-worker")
 atexit.register(_workers.stop)
