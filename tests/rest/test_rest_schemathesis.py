@@ -44,7 +44,8 @@ schema = schemathesis.openapi.from_dict(_document())
 
 
 @pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
+def base_url(store_backend: str) -> Iterator[str]:
+    # Asking for the backend opens the store on the one this test runs on.
     with _seeded() as server, serve_http(server) as url:
         yield url.rstrip("/")
 

@@ -37,10 +37,11 @@ def _request(method: str, params: dict[str, Any] | None = None, id: Any = 1) -> 
     return message
 
 
-# One server per module: starting and stopping uvicorn dominates the run time, and the
-# tests below use content of their own, so sharing the store does not couple them.
+# One server per module and store backend: starting and stopping uvicorn dominates the run
+# time, and the tests below use content of their own, so sharing the store does not couple
+# them. Asking for ``store_backend`` opens it on the backend the test runs on.
 @pytest.fixture(scope="module")
-def server() -> Iterator[A2MServer]:
+def server(store_backend: str) -> Iterator[A2MServer]:
     with A2MServer() as server:
         yield server
 

@@ -90,7 +90,8 @@ messages = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def fuzzed() -> Iterator[Connection]:
+def fuzzed(store_backend: str) -> Iterator[Connection]:
+    # Asking for the backend opens the store on the one this test runs on.
     with A2MServer() as server:
         connection = server.connect(notify=lambda note: None)
         yield connection
