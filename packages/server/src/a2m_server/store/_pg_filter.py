@@ -9,7 +9,7 @@ from typing import Any
 from a2m_types import parse_timestamp, to_epoch_ms
 from a2m_types.filters import Condition
 
-from ._where import Dialect
+from ._where import Conditions, Dialect
 from .base import RecordFilter, Scope
 
 __all__ = ["Sql", "add_scope", "build_filter", "dump_json", "jsonb_text"]
@@ -55,19 +55,11 @@ def jsonb_text(value: Any) -> str:
     return dump_json(_without_nul(value))
 
 
-class Sql:
-    """Accumulates a WHERE clause and its parameters (``%s`` placeholders)."""
+class Sql(Conditions):
+    """Conditions for PostgreSQL (``%s`` placeholders), whose literals are words."""
 
-    def __init__(self) -> None:
-        self.clauses: list[str] = []
-        self.params: list[Any] = []
-
-    def add(self, clause: str, *params: Any) -> None:
-        self.clauses.append(clause)
-        self.params.extend(params)
-
-    def text(self) -> str:
-        return " AND ".join(self.clauses) if self.clauses else "TRUE"
+    TRUE = "TRUE"
+    FALSE = "FALSE"
 
 
 def _is_number(value: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 from a2m_types import parse_timestamp, to_epoch_ms
 from a2m_types.filters import Condition
 
-from ._where import Dialect
+from ._where import Conditions, Dialect
 
 __all__ = ["FIELD_COLUMNS", "TIME_COLUMNS", "json_path", "where_clause"]
 
@@ -76,24 +76,9 @@ def _moment(value: Any) -> int | None:
         return None
 
 
-class _Sql:
-    """Conditions and their parameters, in order."""
-
-    def __init__(self) -> None:
-        self.clauses: list[str] = []
-        self.params: list[Any] = []
-
-    def add(self, clause: str, *params: Any) -> None:
-        self.clauses.append(clause)
-        self.params.extend(params)
-
-    def any(self) -> tuple[str, list[Any]]:
-        return "(" + (" OR ".join(self.clauses) or "0") + ")", self.params
-
-
 def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
     """Any of ``values`` (§5.2): SQL that is 1 or 0, never NULL."""
-    found = _Sql()
+    found = Conditions()
     scalars: list[Any] = []
     if condition.kind == "time":
         column = f"r.{TIME_COLUMNS[condition.target[0]]}"
@@ -150,7 +135,7 @@ def _column_tests(column: str) -> tuple[str, str]:
     )
 
 
-def _gather(found: _Sql, scalars: list[Any], single: str, many: str, *lead: Any) -> None:
+def _gather(found: Conditions, scalars: list[Any], single: str, many: str, *lead: Any) -> None:
     if len(scalars) == 1:
         found.add(single, *lead, scalars[0])
     elif scalars:

@@ -5,14 +5,39 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from a2m_types.filters import Condition, parse
 
-__all__ = ["Clause", "Dialect"]
+__all__ = ["Clause", "Conditions", "Dialect"]
 
 Clause = tuple[str, list[Any]]
 """A SQL condition and its parameters."""
+
+
+class Conditions:
+    """SQL conditions and their parameters, in order, read as one condition: all of them
+    (:meth:`text`) or any of them (:meth:`any`). The literals are SQLite's; a dialect
+    without them overrides ``TRUE`` and ``FALSE``."""
+
+    TRUE: ClassVar[str] = "1"
+    FALSE: ClassVar[str] = "0"
+
+    def __init__(self) -> None:
+        self.clauses: list[str] = []
+        self.params: list[Any] = []
+
+    def add(self, clause: str, *params: Any) -> None:
+        self.clauses.append(clause)
+        self.params.extend(params)
+
+    def text(self) -> str:
+        """All the conditions; true when there are none."""
+        return " AND ".join(self.clauses) if self.clauses else self.TRUE
+
+    def any(self) -> Clause:
+        """Any of the conditions, parenthesised; false when there are none."""
+        return "(" + (" OR ".join(self.clauses) or self.FALSE) + ")", self.params
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from a2m_server.text import index_text
 from . import _fts
 from ._access import AccessBuffer
 from ._sqlite_where import where_clause
+from ._where import Conditions
 from .base import (
     RECORD_COLUMNS,
     EventRow,
@@ -80,23 +81,8 @@ def _row_to_record(row: Sequence[Any], *, with_vector: bool) -> StoredRecord:
     return StoredRecord.from_row(row, None if blob is None else _unpack(blob))
 
 
-class _Sql:
-    """Accumulates a WHERE clause and its parameters."""
-
-    def __init__(self) -> None:
-        self.clauses: list[str] = []
-        self.params: list[Any] = []
-
-    def add(self, clause: str, *params: Any) -> None:
-        self.clauses.append(clause)
-        self.params.extend(params)
-
-    def text(self) -> str:
-        return " AND ".join(self.clauses) if self.clauses else "1"
-
-
-def _build_filter(where: RecordFilter, now: int) -> _Sql:
-    sql = _Sql()
+def _build_filter(where: RecordFilter, now: int) -> Conditions:
+    sql = Conditions()
     sql.add("(r.expires_at IS NULL OR r.expires_at > ?)", now)
     if where.ids is not None:
         sql.add("r.id IN (SELECT value FROM json_each(?))", _dump_json(list(where.ids)))
@@ -165,7 +151,7 @@ def _only_tier_and_scope(where: RecordFilter) -> bool:
     return where.with_(tier=None, scope=None) == _COUNTED_FILTER
 
 
-def _add_scope(sql: _Sql, scope: Scope, *, owner_column: str, tier_column: str) -> None:
+def _add_scope(sql: Conditions, scope: Scope, *, owner_column: str, tier_column: str) -> None:
     if scope.include_shared:
         clause = f"({owner_column} = ? OR {owner_column} IS NULL"
         params: list[Any] = [scope.owner]
@@ -294,7 +280,7 @@ class _Reader(StoreReader):
     def _kept_counts(self, where: RecordFilter) -> dict[str, int]:
         """Records per tier from the counts the triggers keep (schema v2), less those
         expired but not yet purged: exact, in time independent of the store's size."""
-        kept = _Sql()
+        kept = Conditions()
         if where.tier is not None:
             kept.add("r.tier = ?", where.tier)
         if where.scope is not None:
@@ -305,7 +291,7 @@ class _Reader(StoreReader):
             kept.params,
         ):
             counts[tier] = int(n)
-        expired = _Sql()
+        expired = Conditions()
         expired.add(
             "r.expires_at IS NOT NULL AND r.expires_at <= ? AND r.tier IS NOT NULL", self._now
         )
@@ -381,7 +367,7 @@ class _Reader(StoreReader):
         return self._nearest_overall(index, vector, limit, sql, max(limit * 8, 64))
 
     def _nearest_overall(
-        self, index: VectorIndex, vector: Sequence[float], limit: int, sql: _Sql, fetch: int
+        self, index: VectorIndex, vector: Sequence[float], limit: int, sql: Conditions, fetch: int
     ) -> list[tuple[str, float]]:
         """Over-fetch from the whole index and keep what passes the filter, fetching
         more while too few pass; an exact scan of the allowed rows when even that fails."""
@@ -407,7 +393,7 @@ class _Reader(StoreReader):
         ids = self._ids_for([rowid for rowid, _ in exact])
         return [(ids[rowid], score) for rowid, score in exact if rowid in ids][:limit]
 
-    def _filter_rowids(self, rowids: list[int], sql: _Sql) -> dict[int, str]:
+    def _filter_rowids(self, rowids: list[int], sql: Conditions) -> dict[int, str]:
         if not rowids:
             return {}
         rows = self._conn.execute(
@@ -449,7 +435,7 @@ class _Reader(StoreReader):
     def events_after(
         self, seq: int, *, limit: int, kinds: Sequence[str] | None, scope: Scope | None
     ) -> list[EventRow]:
-        sql = _Sql()
+        sql = Conditions()
         sql.add("e.seq > ?", seq)
         if kinds is not None:
             sql.add("e.kind IN (SELECT value FROM json_each(?))", _dump_json(list(kinds)))
