@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from a2m_types.filters import (
+    FIELD_NAMES,
     OPERATORS,
     FilterError,
     matches,
@@ -32,6 +33,7 @@ from a2m_types.filters import (
 from .errors import InvalidParams
 
 __all__ = [
+    "FIELD_NAMES",
     "OPERATORS",
     "FilterError",
     "all_of",

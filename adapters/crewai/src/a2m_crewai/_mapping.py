@@ -22,7 +22,7 @@ from urllib.parse import quote, unquote
 
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
-from a2m import Record
+from a2m import Record, filters
 
 __all__ = [
     "FRAMEWORK",
@@ -48,27 +48,9 @@ RESERVED_KEYS = frozenset(
     {"crewai", "source_framework", "source_agent", "tags", "namespace", "value", "type"}
 )
 """Top-level ``metadata`` keys the mapping owns."""
-# Record fields that a where name means before it means a metadata key (spec §5.2).
-_RECORD_FIELDS = frozenset(
-    {
-        "id",
-        "content",
-        "role",
-        "group",
-        "tier",
-        "owner",
-        "session",
-        "key",
-        "revision",
-        "uri",
-        "media_type",
-        "salience",
-        "created_at",
-        "accessed_at",
-        "updated_at",
-        "score",
-    }
-)
+# Names a where key means before it means a metadata key: the record fields (spec §5.2),
+# and ``score``.
+_RECORD_FIELDS = filters.FIELD_NAMES | {"score"}
 
 
 @dataclass(frozen=True)
