@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -80,7 +81,12 @@ def _encode(segment: str) -> str:
     # A key segment is never empty, "." or "..", and holds no control character or "/".
     if segment in (".", ".."):
         return segment.replace(".", "%2E")
+    if _UNRESERVED.fullmatch(segment):  # a uuid, a plain name: what quote leaves alone
+        return segment
     return quote(segment, safe=" !$&'()*+,;=:@~-._")
+
+
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]+")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -176,11 +182,15 @@ def record_input(
     is sent when it cannot be stored exactly."""
     user = dict(record.metadata)
     _json_safe(f"metadata of record {record.id!r}", user)
+    created = _stamp(record.created_at)
     block: dict[str, Any] = {
         "scope": record.scope,
         "importance": record.importance,
-        "created_at": _stamp(record.created_at),
-        "created_utc": utc_stamp(record.created_at),
+        "created_at": created,
+        # the same text for CrewAI's naive UTC stamps, unless a whole second drops ".000000"
+        "created_utc": created
+        if record.created_at.tzinfo is None and record.created_at.microsecond
+        else utc_stamp(record.created_at),
         "last_accessed": _stamp(record.last_accessed),
         "private": record.private,
     }
