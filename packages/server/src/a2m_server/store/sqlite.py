@@ -26,6 +26,7 @@ from a2m_server.text import index_text
 
 from . import _fts
 from ._access import AccessBuffer
+from ._checkpoint import BACKSTOP_PAGES, Checkpointer
 from ._json_text import dump_json
 from ._sqlite_where import where_clause
 from ._where import Conditions
@@ -810,6 +811,12 @@ class SQLiteStore(Store):
         if not self._memory:
             Path(self.path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect()
+        self._checkpointer: Checkpointer | None = None
+        if not self._memory and not self.path.startswith("file:"):
+            # Checkpoints run beside the writes (see _checkpoint); inline only as a backstop.
+            self._writer.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
+            page_size = int(self._writer.execute("PRAGMA page_size").fetchone()[0])
+            self._checkpointer = Checkpointer(self.path, page_size, busy_timeout_ms)
         migrate(self._writer)
         _fts.ensure_index(self._writer)
         self._store_id = self._ensure_store_id()
@@ -1002,6 +1009,8 @@ class SQLiteStore(Store):
             self._note_deletions(writer.records_deleted)
             if not self._memory:
                 self._data_version = self._read_data_version()
+            if self._checkpointer is not None:
+                self._checkpointer.wake()
 
     def _prune_events(self, writer: _Writer) -> None:
         oldest, head = writer.event_bounds()
@@ -1023,6 +1032,8 @@ class SQLiteStore(Store):
         if self._deletions:
             self._purge_deleted_text()
         self._closed = True
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         with self._readers_lock:
             for conn in self._readers:
                 conn.close()
