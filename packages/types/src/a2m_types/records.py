@@ -52,10 +52,24 @@ which names the offending key."""
 OperatorObject = Annotated[dict[str, Any], WithJsonSchema(OPERATOR_OBJECT_SCHEMA)]
 """``{"$gte": 3, "$lt": 10}``: validated by :func:`a2m_types.filters.parse`."""
 
-Where = dict[str, JsonScalar | list[JsonScalar] | OperatorObject]
+WHERE_LIST_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "minItems": 1,
+    "items": {"type": "object", "minProperties": 1},
+    "description": "Under $and or $or: where objects of which all ($and) or at least one "
+    "($or) must hold; only for a server declaring them in where.operators.",
+}
+"""The JSON Schema of the list ``$and`` and ``$or`` take; checked in
+:func:`a2m_types.filters.parse`."""
+
+WhereList = Annotated[list[Any], WithJsonSchema(WHERE_LIST_SCHEMA)]
+"""``[{"n": {"$gte": 3}}, {"n": "x"}]``, under ``$and`` or ``$or``."""
+
+Where = dict[str, JsonScalar | list[JsonScalar] | OperatorObject | WhereList]
 """Equality tests against record fields, falling back to metadata keys (§5.2); a list
-means "any of". An object of operators (``{"$gte": 3}``) and a nested ``metadata.`` path
-need a server declaring them (describe ``where.operators``; :mod:`a2m_types.filters`)."""
+means "any of". An object of operators (``{"$gte": 3}``), a nested ``metadata.`` path and
+``$and`` / ``$or`` over where objects need a server declaring them (describe
+``where.operators``; :mod:`a2m_types.filters`)."""
 
 Role = str
 """Who produced a record: user, assistant, tool, system, memory, or any other value."""
