@@ -13,6 +13,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from . import vectors
+
 __all__ = [
     "RECORD_COLUMNS",
     "EventRow",
@@ -269,6 +271,16 @@ class StoreReader(ABC):
     ) -> list[tuple[str, float]]:
         """Up to ``limit`` (id, similarity) pairs among records with a vector, most similar
         first; similarity is the store's metric mapped into [0, 1], larger is closer."""
+
+    def exact_similarities(
+        self, ids: Sequence[str], vector: Sequence[float], metric: str
+    ) -> dict[str, float]:
+        """The similarity in [0, 1] of each live record among ``ids`` that has a vector,
+        from its verbatim vector in float64 (:func:`~.vectors.exact_similarities`). A
+        backend may read the vectors alone rather than whole records."""
+        records = [r for r in self.get(ids, embeddings=True) if r.embedding]
+        scores = vectors.exact_similarities(metric, vector, [r.embedding or [] for r in records])
+        return {r.id: score for r, score in zip(records, scores, strict=True)}
 
     @abstractmethod
     def sessions(self, where: RecordFilter) -> list[SessionStats]:
