@@ -165,18 +165,17 @@ def _by_similarity(
     with_vectors: bool,
 ) -> list[tuple[StoredRecord, float]]:
     """The ``limit`` records nearest ``vector`` by the store's metric, scored exactly from
-    their verbatim vectors (closest first; ties newer first). Only the winners are read
-    whole, with their vectors when ``with_vectors``."""
+    their verbatim vectors (closest first; ties newer first), by the store, which may
+    score the vectors without decoding them; the winners' vectors are read when
+    ``with_vectors``."""
     if vector is None:
         return []  # no query vector, or none stored yet
     ids = [i for i, _ in reader.nearest(selector, vector, limit + _RESCORE_MARGIN)]
-    scores = reader.exact_similarities(ids, vector, proto.config.metric)
-    records = [r for r in reader.get(list(scores)) if r.id in scores]
     ranked = sorted(
-        ((r, scores[r.id]) for r in records),
+        reader.rescore(ids, vector, proto.config.metric),
         key=lambda p: (-p[1], -p[0].created_at, -p[0].rowid),
     )[:limit]
-    if with_vectors and ranked:
+    if with_vectors and any(r.embedding is None for r, _ in ranked):
         whole = {r.id: r for r in reader.get([r.id for r, _ in ranked], embeddings=True)}
         ranked = [(whole.get(r.id, r), s) for r, s in ranked]
     return ranked

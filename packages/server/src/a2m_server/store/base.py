@@ -272,15 +272,16 @@ class StoreReader(ABC):
         """Up to ``limit`` (id, similarity) pairs among records with a vector, most similar
         first; similarity is the store's metric mapped into [0, 1], larger is closer."""
 
-    def exact_similarities(
+    def rescore(
         self, ids: Sequence[str], vector: Sequence[float], metric: str
-    ) -> dict[str, float]:
-        """The similarity in [0, 1] of each live record among ``ids`` that has a vector,
-        from its verbatim vector in float64 (:func:`~.vectors.exact_similarities`). A
-        backend may read the vectors alone rather than whole records."""
+    ) -> list[tuple[StoredRecord, float]]:
+        """The live records among ``ids`` that have a vector, in no particular order, each
+        with its similarity in [0, 1] from its verbatim vector in float64
+        (:func:`~.vectors.exact_similarities`). A backend may score the vectors without
+        decoding them and return the records without (``embedding`` left ``None``)."""
         records = [r for r in self.get(ids, embeddings=True) if r.embedding]
         scores = vectors.exact_similarities(metric, vector, [r.embedding or [] for r in records])
-        return {r.id: score for r, score in zip(records, scores, strict=True)}
+        return list(zip(records, scores, strict=True))
 
     @abstractmethod
     def sessions(self, where: RecordFilter) -> list[SessionStats]:
