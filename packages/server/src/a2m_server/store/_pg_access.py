@@ -53,6 +53,8 @@ _BEAM_MARGIN = 1.5
 _PREFILTER_ROWS = 2048
 """A filter admitting at most this many rows ranks them exactly (SQLite's bound)."""
 _NO_FILTER = RecordFilter()
+_KEPT_ROWS = 1000
+"""A lexical search returning at most this many rows brings their columns along."""
 _PGVECTOR_MAX_DIMENSIONS = 16_000
 
 
@@ -110,7 +112,7 @@ class PgReader(StoreReader):
         self._conn = conn
         self._now = _now_ms()
         self._dimensions_read: tuple[int | None] | None = None
-        # Records the last vector search found, for the get() that follows it.
+        # Records the searches found, for the get() that follows them.
         self._found: dict[str, StoredRecord] = {}
 
     @property
@@ -232,14 +234,20 @@ class PgReader(StoreReader):
         *,
         match_all: bool = False,
     ) -> list[tuple[str, float]]:
-        return lexical_search(
+        limited = limit is not None and limit <= _KEPT_ROWS
+        found = lexical_search(
             self._rows,
             build_filter(where, self._now),
             terms,
             limit,
             match_all=match_all,
             posting_budget=self._store.posting_budget,
+            columns=_R_COLUMNS if limited and self._keeps_found else "r.id",
         )
+        if not (limited and self._keeps_found):
+            return [(row[0], row[1]) for row in found]
+        self._keep(found)
+        return [(row[1], row[-1]) for row in found]
 
     # --- vectors ---------------------------------------------------------------------------
 
@@ -283,7 +291,7 @@ class PgReader(StoreReader):
         if not rows:
             return []
         if self._keeps_found:
-            self._found = {row[1]: row_to_record(row, with_vector=False) for row in rows}
+            self._keep(rows)
         distances = np.array([float(row[19]) for row in rows], dtype=np.float64)
         if metric == "cosine":
             raw = 1.0 - distances
@@ -297,6 +305,11 @@ class PgReader(StoreReader):
             for row, score in zip(rows, similarity.tolist(), strict=True)
             if math.isfinite(score)
         ]
+
+    def _keep(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Keep the records of ``rows`` (record columns first) for the next get()."""
+        for row in rows:
+            self._found[row[1]] = row_to_record(row, with_vector=False)
 
     def _hnsw_beam(self, where: RecordFilter, sql: Sql, limit: int) -> int | None:
         """HNSW's beam width (``hnsw.ef_search``) for ``limit`` nearest under ``where``, or
