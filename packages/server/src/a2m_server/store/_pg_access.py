@@ -318,11 +318,13 @@ class PgReader(StoreReader):
         The beam is wide enough that the first pass over the graph finds ``limit`` rows
         the filter admits: a filter admitting one row in eight needs eight times the
         candidates. What an iterative scan finds past that first pass is found less
-        reliably (recall@10 0.947 against 0.983 unfiltered at a million 384-d vectors).
+        reliably: scoped to one owner of eight at a million 384-d vectors, recall@10 was
+        0.945 iterating from a beam of 200, and 0.984 in one pass of the widened beam.
         A filter admitting few rows (a session, a key prefix, a small owner) ranks just
         those, exactly, as on SQLite."""
         beam = max(limit, _HNSW_EF_SEARCH)
-        if where.with_(with_embedding=False) == _NO_FILTER:
+        where = where.with_(with_embedding=False)
+        if where == _NO_FILTER:
             return min(beam, _HNSW_MAX_BEAM)
         if counts_answer(where):
             # The kept counts give the scope's share of the store in one indexed read.
