@@ -112,6 +112,44 @@ def test_the_semantics_by_example(peer: Connection) -> None:
     assert values({"metadata.deep.v": {"$in": ["abc", 10]}}) == [10, "abc"]
 
 
+LOGICAL: list[dict[str, Any]] = [
+    {"$or": [{"v": {"$gte": 2}}, {"v": {"$gte": ""}}, {"v": {"$in": [True]}}]},
+    {"$or": [{"v": 1}, {"metadata.deep.v": "abc"}], "role": "user"},
+    {"$or": [{"v": {"$exists": False}}, {"role": "tool", "v": {"$lt": 1}}]},
+    {"$and": [{"$or": [{"v": 1}, {"v": "abc"}]}, {"$or": [{"role": "user"}, {"v": "abc"}]}]},
+    {"$and": [{"v": {"$ne": None}}, {"v": {"$nin": [0, 1]}}]},
+    {"$or": [{"$and": [{"v": {"$gt": 0}}, {"v": {"$lt": 3}}]}, {"$or": [{"v": [None]}]}]},
+    {"$or": [{"v": {"$gt": 10**9}}]},
+]
+"""``$and`` / ``$or``, alone, nested and beside other keys."""
+
+
+@pytest.mark.parametrize("where", LOGICAL)
+def test_and_or_run_in_sql_as_the_client_matches(peer: Connection, where: dict[str, Any]) -> None:
+    records = _all(peer)
+    expected = {r["id"] for r in records if matches(where, r)}
+    assert _ids(peer, where) == expected, f"{where}"
+    assert peer.call("memory/recall", {"where": where, "limit": 100})["records"] or not expected
+
+
+def test_or_widest_and_deepest_runs() -> None:
+    with A2MServer() as server, server.connect() as connection:
+        connection.call("memory/remember", {"records": [{"content": "x", "metadata": {"v": 99}}]})
+        wide = {"$or": [{"v": n} for n in range(100)]}
+        where: dict[str, Any] = wide
+        for _ in range(3):
+            where = {"$or": [{"v": -1}, where, *wide["$or"][:98]]}
+        assert len(connection.call("memory/timeline", {"where": where})["records"]) == 1
+
+
+def test_a_key_named_or_with_plain_values_is_a_metadata_key() -> None:
+    with A2MServer() as server, server.connect() as connection:
+        meta = {"$or": "x", "$and": 2}
+        connection.call("memory/remember", {"records": [{"content": "x", "metadata": meta}]})
+        for where in ({"$or": "x"}, {"$or": ["x", "y"]}, {"$and": {"$gte": 2}}):
+            assert connection.call("memory/timeline", {"where": where})["records"], where
+
+
 def test_record_fields_and_timestamps_take_operators(peer: Connection) -> None:
     time.sleep(0.01)  # a later millisecond than the fixture's batch
     peer.call("memory/remember", {"records": [{"content": "later", "session": "s1"}]})
@@ -146,6 +184,15 @@ def test_record_fields_and_timestamps_take_operators(peer: Connection) -> None:
         ({"v": {}}, "where.v"),
         ({"created_at": {"$gt": "yesterday"}}, "where.created_at"),
         ({"v": {"$eq": [1]}}, "where.v"),
+        ({"$or": [{}]}, "where.$or[0]"),
+        ({"$or": [{"v": 1}, 2]}, "where.$or[1]"),
+        ({"$and": [{"v": {"$gt": None}}]}, "where.$and[0].v"),
+        ({"$or": [{"v": n} for n in range(101)]}, "where.$or"),
+        (
+            {"$or": [{"$or": [{"$or": [{"$or": [{"$or": [{"v": 1}]}]}]}]}]},
+            "where.$or[0].$or[0].$or[0].$or[0].$or",
+        ),
+        ({"v": {"$or": [{"v": 1}]}}, "where.v"),
     ],
 )
 def test_a_filter_that_cannot_be_meant_is_invalid_params(
@@ -214,7 +261,7 @@ def test_describe_declares_both_and_a_plain_server_neither() -> None:
         described = connection.call("memory/describe", {})
         assert described["timeline"] == {"cursor": True}
         assert described["where"]["operators"] == [
-            "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists"
+            "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$and", "$or"
         ]  # fmt: skip
     plain = ServerConfig(timeline_cursor=False, where_operators=False)
     with A2MServer(plain) as server, server.connect() as connection:
@@ -230,7 +277,7 @@ def test_a_plain_server_ignores_a_cursor_and_refuses_operators() -> None:
         result = connection.call("memory/timeline", {"limit": 2, "cursor": ""})
         assert [r["content"] for r in result["records"]] == ["c3", "c4"], "the newest two (§4.4)"
         assert "next_cursor" not in result
-        for where in ({"n": {"$gt": 1}}, {"metadata.a.b": 1}):
+        for where in ({"n": {"$gt": 1}}, {"metadata.a.b": 1}, {"$or": [{"n": 1}]}):
             with pytest.raises(ProtocolError) as caught:
                 connection.call("memory/timeline", {"where": where})
             assert caught.value.code == ErrorCode.INVALID_PARAMS

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from a2m_types.filters import uses_extension
+from a2m_types.filters import operators_used, uses_extension
 
 from . import filters
 from .errors import InvalidParams
@@ -38,11 +38,17 @@ def checked_where(where: Mapping[str, Any] | None) -> dict[str, Any] | None:
 def split_where(
     operators: frozenset[str], where: Mapping[str, Any] | None
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """(what the server runs, what is matched here): everything goes to a server declaring
-    operators; to any other only §5.2 equality, the whole filter then matched here too."""
+    """(what the server runs, what is matched here): every entry whose operators the
+    server declares goes to it; to a server declaring none only §5.2 equality. When an
+    entry stays behind, the whole filter is matched here too."""
     if not where:
         return {}, None
-    if operators or not uses_extension(where):
-        return dict(where), None
-    equality = {name: value for name, value in where.items() if not uses_extension({name: value})}
-    return equality, dict(where)
+    sent = {name: value for name, value in where.items() if _runs(operators, name, value)}
+    return sent, (None if len(sent) == len(where) else dict(where))
+
+
+def _runs(operators: frozenset[str], name: str, value: Any) -> bool:
+    entry = {name: value}
+    if not uses_extension(entry):
+        return True
+    return bool(operators) and operators_used(entry) <= operators

@@ -328,7 +328,8 @@ class Extensions:
         cursor = result.timeline is not None and result.timeline.cursor
         operators = frozenset(result.where.operators) if result.where is not None else frozenset()
         ranks = frozenset(result.recall.rank) if result.recall is not None else frozenset()
-        return cls(bool(cursor), operators & frozenset(filters.OPERATORS), ranks | {"blend"})
+        known = frozenset(filters.OPERATORS) | frozenset(filters.LOGICAL_OPERATORS)
+        return cls(bool(cursor), operators & known, ranks | {"blend"})
 
 
 def _refuse_extension(method: str, extension: str, what: str) -> CapabilityNotSupported:
@@ -367,7 +368,7 @@ def gate(
         raise _refuse_extension(spec.name, f"recall.rank {rank!r}", "the 'rank' parameter")
     where = params.get("where")
     if isinstance(where, Mapping) and filters.uses_extension(where):
-        used = {op for value in where.values() if isinstance(value, Mapping) for op in value}
+        used = filters.operators_used(where)
         if not declared.operators or not used <= declared.operators:
             raise _refuse_extension(spec.name, "where.operators", "a where with operators")
 

@@ -1,5 +1,5 @@
-"""``where`` filters with operators — ``$eq $ne $gt $gte $lt $lte $in $nin $exists`` — as
-plain dicts or built with the helpers here, checked and matched exactly as the bundled
+"""``where`` filters with operators — ``$eq $ne $gt $gte $lt $lte $in $nin $exists``, and
+``$and`` / ``$or`` over where objects — as plain dicts or built with the helpers here, checked and matched exactly as the bundled
 server runs them in SQL (``docs/adapters.md`` has the semantics).
 
 A server declares operators in describe (``where.operators``;
@@ -23,6 +23,7 @@ from typing import Any
 
 from a2m_types.filters import (
     FIELD_NAMES,
+    LOGICAL_OPERATORS,
     OPERATORS,
     FilterError,
     matches,
@@ -34,9 +35,11 @@ from .errors import InvalidParams
 
 __all__ = [
     "FIELD_NAMES",
+    "LOGICAL_OPERATORS",
     "OPERATORS",
     "FilterError",
     "all_of",
+    "and_",
     "eq",
     "exists",
     "gt",
@@ -47,6 +50,7 @@ __all__ = [
     "matches",
     "ne",
     "nin",
+    "or_",
     "uses_operators",
     "validate",
 ]
@@ -112,6 +116,18 @@ def nin(values: Iterable[Scalar]) -> dict[str, Any]:
 def exists(present: bool = True) -> dict[str, Any]:
     """Present and not null (or, with ``False``, missing or null)."""
     return {"$exists": present}
+
+
+def or_(*wheres: Mapping[str, Any]) -> dict[str, Any]:
+    """At least one of ``wheres`` holds: ``{"$or": [...]}``, to merge into a where (needs
+    a server declaring ``$or``)."""
+    return {"$or": [dict(where) for where in wheres]}
+
+
+def and_(*wheres: Mapping[str, Any]) -> dict[str, Any]:
+    """All of ``wheres`` hold: ``{"$and": [...]}``, for two ``$or`` in one where (needs a
+    server declaring ``$and``)."""
+    return {"$and": [dict(where) for where in wheres]}
 
 
 def all_of(*conditions: Mapping[str, Any]) -> dict[str, Any]:

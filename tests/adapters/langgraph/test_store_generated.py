@@ -24,7 +24,12 @@ keys = st.one_of(
 values = st.fixed_dictionaries(
     {
         "text": st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join),
-        "n": st.one_of(st.integers(-5, 5), st.floats(-5, 5, allow_nan=False)),
+        "n": st.one_of(
+            st.integers(-5, 5),
+            st.floats(-5, 5, allow_nan=False),
+            st.booleans(),
+            st.sampled_from(["3", "-1.5", " 2 ", "1e0"]),  # float() takes them: numbers too
+        ),
         "tag": st.sampled_from(["red", "blue", None]),
     }
 )
@@ -34,7 +39,7 @@ filters = st.one_of(
     st.builds(
         lambda op, bound: {"n": {op: bound}},
         st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]),
-        st.integers(-5, 5),
+        st.one_of(st.integers(-5, 5), st.sampled_from([0.5, True, False, 1.0])),
     ),
 )
 namespaces = st.sampled_from(NAMESPACES)

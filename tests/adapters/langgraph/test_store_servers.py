@@ -4,9 +4,11 @@ cursor and ``where`` operators. Every answer must match InMemoryStore's."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 from store_kit import drop_empty_namespaces, view
 
@@ -73,6 +75,76 @@ def test_filters_mean_what_they_mean_in_langgraph(server_kind: str) -> None:
             got = view(ours.search(("t",), filter=filter, limit=50))
             if want is not None:
                 assert got == want, filter
+
+
+NUMBER_LIKE: list[Any] = [
+    5, "5", " 7 ", "1e1", "-2.5", "inf", "nan", True, False, 0, 1, 1.0, 2.5, -3,
+    2**53 + 1, 2**54 - 1, -(2**53) - 1, 10**30,
+]  # fmt: skip
+"""Every value here converts with ``float()``, so InMemoryStore orders them all."""
+BOUNDS: list[Any] = [0, 1, 0.5, -3, True, False, "4", 2**53, 2**53 + 1, 2**54, -(2**53), 1e300]
+
+
+@pytest.mark.parametrize("server_kind", list(SERVERS))
+def test_ordering_filters_convert_to_numbers_as_langgraph_does(server_kind: str) -> None:
+    with A2MServer(_config(server_kind)) as server, A2MClient.in_process(server) as client:
+        ours, theirs = A2MStore(client), InMemoryStore()
+        for store in (ours, theirs):
+            for i, value in enumerate(NUMBER_LIKE):
+                store.put(("t",), f"k{i}", {"n": value, "m": value, "tag": "red" if i % 2 else "x"})
+        filters: list[dict[str, Any]] = [
+            {"n": {op: bound}} for op in ("$gt", "$gte", "$lt", "$lte") for bound in BOUNDS
+        ]
+        filters += [
+            {"n": {"$gt": 0, "$lte": 5}, "tag": "red"},
+            {"n": {"$gte": False, "$lt": 2**54}, "m": {"$gt": -1}},
+            {"n": {"$gt": 0}, "m": {"$lt": 6}, "tag": {"$ne": "x"}},
+            {"n": {"$ne": 1}},
+            {"n": {"$eq": True}},
+            {"n": 0},
+            {"n": False},
+            {"n": 1.0},
+            {"n": {"$ne": False}},
+            {"n": None},
+            {"missing": None},
+            {"missing": {"$ne": None}},
+        ]
+        for filter in filters:
+            want = view(theirs.search(("t",), filter=filter, limit=50))
+            assert view(ours.search(("t",), filter=filter, limit=50)) == want, filter
+            assert view(ours.search(("t",), filter=filter, limit=2, offset=1)) == want[1:3]
+
+
+def test_an_ordering_filter_sends_back_only_its_candidates() -> None:
+    """Numbers out of range stay on the server; strings cross (``"7"`` may pass)."""
+    with A2MServer() as server:
+        sent: list[int] = []
+
+        class Counting:
+            def connect(self, **options: Any) -> Any:
+                connection = server.connect(**options)
+
+                class Counted:
+                    def handle(self, message: str) -> str | None:
+                        answer = connection.handle(message)
+                        result = json.loads(answer or "{}").get("result", {})
+                        sent.append(len(result.get("records", [])))
+                        return answer
+
+                    def close(self) -> None:
+                        connection.close()
+
+                return Counted()
+
+        with A2MClient.in_process(Counting()) as client:  # type: ignore[arg-type]
+            store = A2MStore(client)
+            store.batch([PutOp(("t",), f"k{i}", {"n": i}) for i in range(200)])
+            store.put(("t",), "text", {"n": "x"})
+            store.put(("t",), "number", {"n": "1000"})
+            sent.clear()
+            hits = store.search(("t",), filter={"n": {"$gte": 190}}, limit=50)
+            assert [h.key for h in hits] == [*(f"k{i}" for i in range(190, 200)), "number"]
+            assert sent == [12], "the ten in range and the two strings, in one call"
 
 
 @pytest.mark.parametrize("server_kind", ["cursor+operators"])

@@ -7,6 +7,11 @@ the bundled server. ``docs/adapters.md`` states the semantics; in short:
   (``metadata.user.id``), one segment per dot;
 - a value is a scalar (``$eq``), a list (``$in``, as §5.2's "any of"), or an object of
   operators that must all hold: ``{"$gte": 3, "$lt": 10}``;
+- the keys ``$and`` and ``$or`` with a list of where objects: all of them, or at least
+  one, must hold (``{"$or": [{"n": {"$gte": 3}}, {"n": "x"}]}``), nested up to
+  :data:`MAX_LOGICAL_DEPTH` deep. A list of objects was never a §5.2 value, so no filter
+  that meant something before means something else now; ``$or`` with any other value is
+  still a metadata key of that name;
 - values compare only with values of their own kind: numbers with numbers, strings with
   strings (by code point), booleans only for equality; record timestamps as instants. A
   missing key, or null, never matches a comparison; it matches ``$ne``, ``$nin`` and
@@ -28,18 +33,28 @@ from ._time import parse_timestamp, to_epoch_ms
 __all__ = [
     "COMPARISONS",
     "FIELD_NAMES",
+    "LOGICAL_OPERATORS",
+    "MAX_LOGICAL_DEPTH",
+    "MAX_WHERE_LIST",
     "METADATA_PATH",
     "OPERATORS",
     "TIME_FIELDS",
     "Condition",
     "FilterError",
     "matches",
+    "operators_used",
     "parse",
     "uses_extension",
 ]
 
 OPERATORS: tuple[str, ...] = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists")
 """Every operator, in the order describe lists them."""
+LOGICAL_OPERATORS: tuple[str, ...] = ("$and", "$or")
+"""The keys that combine where objects, listed in describe after :data:`OPERATORS`."""
+MAX_LOGICAL_DEPTH = 4
+"""How deep ``$and`` / ``$or`` may nest (one where object inside another is one level)."""
+MAX_WHERE_LIST = 100
+"""How many where objects one ``$and`` / ``$or`` may hold."""
 COMPARISONS = frozenset({"$gt", "$gte", "$lt", "$lte"})
 """The ordering operators: a number or a string, never null, a boolean or a container."""
 
@@ -68,7 +83,7 @@ FIELD_NAMES = frozenset(
 METADATA_PATH = "metadata."
 """The prefix of a nested metadata path: ``metadata.a.b`` is ``metadata["a"]["b"]``."""
 
-Kind = Literal["field", "time", "metadata"]
+Kind = Literal["field", "time", "metadata", "logical"]
 
 
 class FilterError(ValueError):
@@ -87,9 +102,12 @@ class Condition:
     """The key as given."""
     kind: Kind
     target: tuple[str, ...]
-    """The field name (one element), or the metadata path's segments."""
+    """The field name (one element), or the metadata path's segments (empty for
+    ``$and`` / ``$or``)."""
     op: str
     operand: Any
+    """The value tested against; for ``$and`` / ``$or`` a tuple of the parsed where
+    objects, each a tuple of conditions that must all hold."""
 
 
 def _scalar(value: Any) -> bool:
@@ -139,16 +157,47 @@ def _check(field: str, kind: Kind, op: str, operand: Any) -> None:
         raise FilterError(field, "$exists takes true or false")
 
 
+def _logical(name: Any, expected: Any) -> bool:
+    """Whether ``name: expected`` is ``$and`` / ``$or`` over where objects (else it is
+    what it always was: a metadata key of that name)."""
+    return (
+        name in LOGICAL_OPERATORS
+        and isinstance(expected, list)
+        and any(isinstance(item, Mapping) for item in expected)
+    )
+
+
+def _parse_logical(field: str, op: str, expected: list[Any], depth: int) -> Condition:
+    if depth >= MAX_LOGICAL_DEPTH:
+        raise FilterError(field, f"$and and $or nest at most {MAX_LOGICAL_DEPTH} deep")
+    if len(expected) > MAX_WHERE_LIST:
+        raise FilterError(field, f"{op} takes at most {MAX_WHERE_LIST} where objects")
+    branches = []
+    for index, branch in enumerate(expected):
+        where = f"{field}[{index}]"
+        if not isinstance(branch, Mapping) or not branch:
+            raise FilterError(where, f"{op} takes a list of non-empty where objects")
+        branches.append(tuple(_parse(branch, f"{where}.", depth + 1)))
+    return Condition(op, "logical", (), op, tuple(branches))
+
+
 def parse(where: Mapping[str, Any] | None) -> list[Condition]:
     """Every test ``where`` makes, checked; :class:`FilterError` names the first bad key."""
     if where is None:
         return []
     if not isinstance(where, Mapping):
         raise FilterError("where", "where is an object of keys to conditions")
+    return _parse(where, "where.", 0)
+
+
+def _parse(where: Mapping[str, Any], prefix: str, depth: int) -> list[Condition]:
     conditions = []
     for name, expected in where.items():
+        field = f"{prefix}{name}"
+        if _logical(name, expected):
+            conditions.append(_parse_logical(field, name, expected, depth))
+            continue
         kind, target = _target(name)
-        field = f"where.{name}"
         if isinstance(expected, Mapping):
             if not expected:
                 raise FilterError(field, "an operator object needs at least one operator")
@@ -167,14 +216,32 @@ def parse(where: Mapping[str, Any] | None) -> list[Condition]:
 
 
 def uses_extension(where: Mapping[str, Any] | None) -> bool:
-    """Whether ``where`` goes beyond §5.2 equality (an operator object, or a nested
-    metadata path), so that only a server declaring operators may be sent it."""
+    """Whether ``where`` goes beyond §5.2 equality (an operator object, a nested
+    metadata path, ``$and`` / ``$or``), so that only a server declaring operators may be
+    sent it."""
     if not where:
         return False
     return any(
-        isinstance(value, Mapping) or (isinstance(name, str) and name.startswith(METADATA_PATH))
+        isinstance(value, Mapping)
+        or (isinstance(name, str) and name.startswith(METADATA_PATH))
+        or _logical(name, value)
         for name, value in where.items()
     )
+
+
+def operators_used(where: Mapping[str, Any] | None) -> frozenset[str]:
+    """The operators ``where`` uses, ``$and`` / ``$or`` and those inside them included:
+    what a server must declare before it is sent ``where``."""
+    used: set[str] = set()
+    for name, value in (where or {}).items():
+        if _logical(name, value):
+            used.add(name)
+            for branch in value:
+                if isinstance(branch, Mapping):
+                    used |= operators_used(branch)
+        elif isinstance(value, Mapping):
+            used.update(str(op) for op in value)
+    return frozenset(used)
 
 
 # --- matching one record ----------------------------------------------------------------
@@ -256,10 +323,23 @@ def _holds(condition: Condition, value: Any) -> bool:
     return _ordered(kind, value, op, operand)
 
 
+def _any_all(condition: Condition, record: Mapping[str, Any]) -> bool:
+    """``$and`` / ``$or``: whether all, or any, of its where objects hold for ``record``."""
+    combine = all if condition.op == "$and" else any
+    return combine(_passes(branch, record) for branch in condition.operand)
+
+
+def _passes(conditions: Sequence[Condition], record: Mapping[str, Any]) -> bool:
+    return all(
+        _any_all(c, record) if c.kind == "logical" else _holds(c, _lookup(record, c))
+        for c in conditions
+    )
+
+
 def matches(where: Mapping[str, Any] | None, record: Mapping[str, Any]) -> bool:
     """Whether the record ``record`` (its wire form: fields, and ``metadata``) passes
     ``where``, as a server declaring operators would decide it."""
-    return all(_holds(condition, _lookup(record, condition)) for condition in parse(where))
+    return _passes(parse(where), record)
 
 
 def conditions_by_name(conditions: Sequence[Condition]) -> dict[str, list[Condition]]:

@@ -52,10 +52,39 @@ which names the offending key."""
 OperatorObject = Annotated[dict[str, Any], WithJsonSchema(OPERATOR_OBJECT_SCHEMA)]
 """``{"$gte": 3, "$lt": 10}``: validated by :func:`a2m_types.filters.parse`."""
 
-Where = dict[str, JsonScalar | list[JsonScalar] | OperatorObject]
+_VALUE_SCHEMA: dict[str, Any] = {
+    "anyOf": [_SCALAR_SCHEMA, {"type": "array", "items": _SCALAR_SCHEMA}, OPERATOR_OBJECT_SCHEMA]
+}
+
+
+def _where_schema(depth: int) -> dict[str, Any]:
+    """A where object whose ``$and`` / ``$or`` nest ``depth`` levels (at most 100 where
+    objects to a list, as in :mod:`a2m_types.filters`)."""
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": _VALUE_SCHEMA}
+    if depth > 0:
+        listed = {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 100,
+            "items": {**_where_schema(depth - 1), "minProperties": 1},
+            "description": "Where objects of which all ($and) or at least one ($or) must "
+            "hold; only for a server declaring them in where.operators.",
+        }
+        logical = {"anyOf": [listed, _VALUE_SCHEMA]}
+        schema["properties"] = {"$and": logical, "$or": logical}
+    return schema
+
+
+WHERE_SCHEMA: dict[str, Any] = _where_schema(1)
+"""The JSON Schema of a where object; its checks run in :func:`a2m_types.filters.parse`,
+which names the offending key. It shows ``$and`` / ``$or`` one level deep, which is all a
+document of this size can spell out; the server takes them nested up to 4 deep."""
+
+Where = Annotated[dict[str, JsonScalar | list[Any] | OperatorObject], WithJsonSchema(WHERE_SCHEMA)]
 """Equality tests against record fields, falling back to metadata keys (§5.2); a list
-means "any of". An object of operators (``{"$gte": 3}``) and a nested ``metadata.`` path
-need a server declaring them (describe ``where.operators``; :mod:`a2m_types.filters`)."""
+means "any of". An object of operators (``{"$gte": 3}``), a nested ``metadata.`` path and
+``$and`` / ``$or`` over where objects need a server declaring them (describe
+``where.operators``; :mod:`a2m_types.filters`)."""
 
 Role = str
 """Who produced a record: user, assistant, tool, system, memory, or any other value."""

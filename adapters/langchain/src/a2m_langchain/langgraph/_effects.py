@@ -161,11 +161,13 @@ def scan(
     where: dict[str, Any] | None = None,
     enough: Callable[[list[Record]], bool] = lambda _: False,
     page: int | None = None,
+    next_page: int | None = None,
 ) -> Plan[list[Record]]:
     """Records at or beneath A2M key prefix ``prefix`` (matching ``where``), oldest first,
     until ``enough`` says so: page by page with the server's keyset cursor where it has
-    one (complete, however many), else one timeline, which reaches back as far as
-    ``max_recall_limit`` newest records (said in the log when reached)."""
+    one (complete, however many; ``page`` records first, then ``next_page`` at a time),
+    else one timeline, which reaches back as far as ``max_recall_limit`` newest records
+    (said in the log when reached)."""
     params: dict[str, Any] = {"key_prefix": prefix, "limit": layout.max_recall_limit}
     if where:
         params["where"] = where
@@ -182,15 +184,15 @@ def scan(
         return list(result.records)
     records: list[Record] = []
     cursor = ""
+    size = page or layout.max_recall_limit
     while True:
-        result = yield Call(
-            "timeline", {**params, "limit": page or layout.max_recall_limit, "cursor": cursor}
-        )
+        result = yield Call("timeline", {**params, "limit": size, "cursor": cursor})
         records += result.records
         following = getattr(result, "next_cursor", None)
         if not following or following == cursor or enough(records):
             return records
         cursor = following
+        size = next_page or size
 
 
 def _embed(embeddings: Embeddings | None, effect: Embed) -> list[list[float]]:

@@ -4,7 +4,9 @@ for when a search takes more)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchItem, SearchOp
@@ -28,48 +30,135 @@ _OVERFETCH = 4
 _MIN_CANDIDATES = 50
 
 
-def server_where(filter: Mapping[str, Any] | None, layout: Layout) -> dict[str, Any] | None:
-    """The part of a LangGraph filter the server can run with exactly LangGraph's meaning,
-    as ``where`` on ``metadata.value``; the rest (and this part again) is checked here.
+@dataclass(frozen=True)
+class Pushed:
+    """What of a LangGraph filter the server runs, as ``where`` on ``metadata.value``."""
 
-    Only what means the same on both sides is sent: equality with a string, or with a
-    number other than 0 and 1 (Python holds ``True == 1``, A2M does not), and ``$ne``.
-    LangGraph's ordering operators compare after converting to a number (a stored ``"5"``
-    is greater than 3), which A2M's typed operators do not, so they are applied here."""
+    where: dict[str, Any] | None
+    exact: bool
+    """The server runs the whole filter: every record it sends passes it."""
+    tight: bool
+    """Every record it sends passes, unless its value is a string (``"7"`` may pass
+    ``{"$gt": 5}``, ``"x"`` does not): the page asked for is likely one call."""
+
+
+def server_where(filter: Mapping[str, Any] | None, layout: Layout) -> Pushed:
+    """The part of a LangGraph filter the server can run, as ``where`` on
+    ``metadata.value``, matching every item LangGraph's stores would (the filter is
+    checked again here on what comes back, so the answer is theirs exactly).
+
+    Equality and ``$ne`` go as themselves, except with 0, 1 or a boolean, which Python
+    holds equal (``True == 1``) and A2M does not: those go as ``$in`` / ``$nin`` of both.
+    The ordering operators compare after converting to a number (a stored ``"5"`` is
+    greater than 3, ``True`` is 1.0), which A2M's typed operators do not: they go as
+    ``$or`` of the numbers in range, any string, and the booleans in range."""
     if not filter or not layout.operators:
-        return None
+        return Pushed(None, exact=not filter, tight=not filter)
     where: dict[str, Any] = {}
+    ranges: list[list[dict[str, Any]]] = []
+    exact = tight = True
     for name, expected in filter.items():
         if not name or "." in name or name in _FOREIGN_KEYS:
+            exact = tight = False
             continue
         path = f"metadata.value.{name}"
-        if isinstance(expected, dict):
-            sent = {
-                op: operand
-                for op, operand in expected.items()
-                if op in layout.operators
-                and (
-                    (op == "$eq" and _same_equality(operand)) or (op == "$ne" and _scalar(operand))
-                )
-            }
-            if sent:
-                where[path] = sent
-        elif _same_equality(expected):
-            where[path] = expected
-    return where or None
+        if not isinstance(expected, dict):
+            expected = {"$eq": expected}
+        sent: dict[str, Any] = {}
+        ordering: dict[str, Any] = {}
+        for op, operand in expected.items():
+            if op in ("$gt", "$gte", "$lt", "$lte"):
+                ordering[op] = operand
+                continue
+            condition = _equality(op, operand, layout.operators)
+            if condition is None:
+                exact = tight = False
+            else:
+                sent.update(condition)
+        if ordering:
+            exact = False
+            alternatives = _ordering(path, ordering, layout.operators)
+            if alternatives is None:
+                tight = False
+            else:
+                ranges.append(alternatives)
+        if sent:
+            where[path] = sent
+    if len(ranges) == 1:
+        where["$or"] = ranges[0]
+    elif ranges and "$and" in layout.operators:
+        where["$and"] = [{"$or": alternatives} for alternatives in ranges]
+    elif ranges:
+        where["$or"] = ranges[0]
+        tight = False
+    return Pushed(where or None, exact=exact, tight=tight)
 
 
 # A record another framework wrote without ``metadata.value`` reads as {"content": …} or
 # {"value": …} (see item_value): a filter on those keys cannot be sent as metadata.value.
 _FOREIGN_KEYS = frozenset({"content", "value"})
 
+# Beyond 2**53 an integer and its float differ, and LangGraph compares the floats: a
+# bound there is left to the check here.
+_EXACT_FLOATS = 2.0**53
 
-def _scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+def _equality(op: str, operand: Any, operators: frozenset[str]) -> dict[str, Any] | None:
+    """``$eq`` / ``$ne`` of ``operand`` as A2M operators meaning what ``==`` / ``!=``
+    mean in Python, or ``None`` when they cannot (a list, an object, an operator A2M
+    lacks)."""
+    if op not in ("$eq", "$ne") or op not in operators:
+        return None
+    if isinstance(operand, float) and not math.isfinite(operand):
+        return None  # JSON cannot carry it
+    if operand is None or isinstance(operand, str) or (_number(operand) and operand not in (0, 1)):
+        return {op: operand}
+    if not isinstance(operand, (bool, int, float)):
+        return None
+    # 0, 1 or a boolean: the number and the boolean are one value to Python.
+    both = [int(operand), bool(operand)]
+    listed = "$in" if op == "$eq" else "$nin"
+    return {listed: both} if listed in operators else None
 
 
-def _same_equality(value: Any) -> bool:
-    return isinstance(value, str) or (_scalar(value) and value not in (0, 1))
+def _ordering(
+    path: str, ordering: Mapping[str, Any], operators: frozenset[str]
+) -> list[dict[str, Any]] | None:
+    """The ``$or`` alternatives holding every value whose ``float()`` is in range: the
+    numbers in range, every string (some are numbers), the booleans in range; ``None``
+    when there is no bound to send (one no number, or past where floats are exact)."""
+    needed = {"$or", "$gte", "$in", *ordering}
+    if not needed <= operators:
+        return None
+    bounds: dict[str, float] = {}
+    for op, operand in ordering.items():
+        try:
+            bound = float(operand)
+        except (TypeError, ValueError):
+            return None
+        if not abs(bound) < _EXACT_FLOATS:  # also refuses NaN
+            return None
+        bounds[op] = bound
+    alternatives: list[dict[str, Any]] = [{path: bounds}, {path: {"$gte": ""}}]
+    booleans = [b for b in (True, False) if all(_in_range(b, op, x) for op, x in bounds.items())]
+    if booleans:
+        alternatives.append({path: {"$in": booleans}})
+    return alternatives
+
+
+def _in_range(value: bool, op: str, bound: float) -> bool:
+    number = float(value)
+    if op == "$gt":
+        return number > bound
+    if op == "$gte":
+        return number >= bound
+    if op == "$lt":
+        return number < bound
+    return number <= bound
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def search(
@@ -83,12 +172,12 @@ def search(
     if op.limit == 0:
         return []
     pushed = server_where(op.filter, layout)
-    narrowed = {"where": pushed} if pushed else {}
+    narrowed = {"where": pushed.where} if pushed.where else {}
     if op.query and settings.fields is not None and "embeddings" in layout.capabilities:
         [vector] = yield Embed([op.query], query=True)
         query_vector = [float(x) for x in vector]
         if "similarity" in layout.ranks and layout.metric == "cosine":
-            return (yield from _nearest(op, settings, layout, query_vector, narrowed))
+            return (yield from _nearest(op, settings, layout, query_vector, pushed))
         candidates = min(max(window * _OVERFETCH, _MIN_CANDIDATES), layout.max_recall_limit)
         params = {"embedding": query_vector, "key_prefix": prefix, **narrowed}
         if not op.filter:
@@ -143,17 +232,27 @@ def search(
     def enough(records: list[Record]) -> bool:
         nonlocal seen
         for record in records[seen:]:
+            if len(hits) >= window:
+                break
             item = _hit(record, op, settings)
-            if item is not None and len(hits) < window:
+            if item is not None:
                 hits.append((item, record))
         seen = len(records)
         return len(hits) >= window
 
     # A filter the server runs whole passes every record sent: the page is all it takes
-    # (the next, should some be no items). One checked here may reject most of them.
-    wide = window if _all_sent(op.filter, pushed) else max(2 * window, 100)
-    page = min(max(wide, 10), layout.max_recall_limit)
-    records = yield from scan(prefix, layout, where=pushed, enough=enough, page=page)
+    # (the next, should some be no items); so, likely, when only a string may fail it
+    # here. One checked here may reject most of them.
+    wide = min(max(2 * window, 100), layout.max_recall_limit)
+    page = min(max(window, 10), layout.max_recall_limit)
+    records = yield from scan(
+        prefix,
+        layout,
+        where=pushed.where,
+        enough=enough,
+        page=page if pushed.exact or pushed.tight else wide,
+        next_page=page if pushed.exact else wide,
+    )
     enough(records)
     return hits[op.offset : window]
 
@@ -163,16 +262,17 @@ def _nearest(
     settings: StoreSettings,
     layout: Layout,
     query_vector: list[float],
-    narrowed: dict[str, Any],
+    pushed: Pushed,
 ) -> Plan[list[tuple[SearchItem, Record]]]:
     """A semantic search on a server ranking by cosine alone: its order is LangGraph's,
     and its score ``(cos + 1) / 2`` gives the cosine back, so no vector is sent. One call
     for the page; a second, for up to ``max_recall_limit``, when records that are no hit
-    leave it short — at once when the filter is not all run by the server."""
+    leave it short — at once when the server runs little of the filter."""
     window = op.offset + op.limit
     prefix = namespace_path(op.namespace_prefix, settings.root)
-    whole = _all_sent(op.filter, narrowed.get("where"))
-    limit = min(window if whole else layout.max_recall_limit, layout.max_recall_limit)
+    narrowed = {"where": pushed.where} if pushed.where else {}
+    likely = pushed.exact or pushed.tight
+    limit = min(window if likely else layout.max_recall_limit, layout.max_recall_limit)
     while True:
         params = {"embedding": query_vector, "key_prefix": prefix, "rank": "similarity"}
         result = yield Call("recall", {**params, "limit": limit, **narrowed})
@@ -197,14 +297,6 @@ def _nearest(
             )
             return hits[op.offset : window]
         limit = layout.max_recall_limit
-
-
-def _all_sent(filter: Mapping[str, Any] | None, where: Mapping[str, Any] | None) -> bool:
-    """Whether the server runs all of ``filter`` (as :func:`server_where` sent it)."""
-    sent = where or {}
-    return all(
-        sent.get(f"metadata.value.{name}") == value for name, value in (filter or {}).items()
-    )
 
 
 def _hit(record: Record, op: SearchOp, settings: StoreSettings) -> SearchItem | None:

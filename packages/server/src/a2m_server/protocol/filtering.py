@@ -10,14 +10,14 @@ from typing import Any
 
 from a2m_server.config import ServerConfig
 from a2m_server.errors import ProtocolError
-from a2m_types.filters import OPERATORS, FilterError, parse, uses_extension
+from a2m_types.filters import LOGICAL_OPERATORS, OPERATORS, FilterError, parse, uses_extension
 
 __all__ = ["checked_where", "where_info"]
 
 
 def where_info(config: ServerConfig) -> dict[str, Any] | None:
     """The describe ``where`` object, or ``None`` when only equality is offered."""
-    return {"operators": list(OPERATORS)} if config.where_operators else None
+    return {"operators": [*OPERATORS, *LOGICAL_OPERATORS]} if config.where_operators else None
 
 
 def checked_where(

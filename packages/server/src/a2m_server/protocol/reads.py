@@ -10,7 +10,6 @@ from a2m_server import ranking
 from a2m_server.errors import ProtocolError
 from a2m_server.prompt import render_prompt
 from a2m_server.store import RecordFilter, StoredRecord, StoreReader
-from a2m_server.store.vectors import exact_similarities
 from a2m_server.text import query_terms
 from a2m_types import (
     CAPABILITIES,
@@ -127,7 +126,7 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
         use_vector = params.embedding is not None and comparable(reader, params.embedding)
         if by_similarity:
             vector = params.embedding if use_vector else None
-            ranked = _by_similarity(proto, reader, selector, vector, limit)
+            ranked = _by_similarity(proto, reader, selector, vector, limit, want_vectors)
         elif not terms and not use_vector:
             records = reader.select(selector, order="created_desc", limit=limit)
             scores = ranking.by_recency([r.created_at for r in records], now)
@@ -139,7 +138,7 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
         if params.min_score is not None:
             ranked = [(r, s) for r, s in ranked if s >= params.min_score]
         ranked = ranked[:limit]
-        if want_vectors and ranked and not by_similarity:  # by similarity they are at hand
+        if want_vectors and ranked and not by_similarity:  # by similarity they are read
             with_vectors = {r.id: r for r in reader.get([r.id for r, _ in ranked], embeddings=True)}
             ranked = [(with_vectors.get(r.id, r), s) for r, s in ranked]
     ranked_records = [r for r, _ in ranked]
@@ -163,18 +162,23 @@ def _by_similarity(
     selector: RecordFilter,
     vector: list[float] | None,
     limit: int,
+    with_vectors: bool,
 ) -> list[tuple[StoredRecord, float]]:
     """The ``limit`` records nearest ``vector`` by the store's metric, scored exactly from
-    their verbatim vectors (closest first; ties newer first)."""
+    their verbatim vectors (closest first; ties newer first), by the store, which may
+    score the vectors without decoding them; the winners' vectors are read when
+    ``with_vectors``."""
     if vector is None:
         return []  # no query vector, or none stored yet
-    hits = reader.nearest(selector, vector, limit + _RESCORE_MARGIN)
-    records = [r for r in reader.get([i for i, _ in hits], embeddings=True) if r.embedding]
-    scores = exact_similarities(proto.config.metric, vector, [r.embedding or [] for r in records])
+    ids = [i for i, _ in reader.nearest(selector, vector, limit + _RESCORE_MARGIN)]
     ranked = sorted(
-        zip(records, scores, strict=True), key=lambda p: (-p[1], -p[0].created_at, -p[0].rowid)
-    )
-    return ranked[:limit]
+        reader.rescore(ids, vector, proto.config.metric),
+        key=lambda p: (-p[1], -p[0].created_at, -p[0].rowid),
+    )[:limit]
+    if with_vectors and any(r.embedding is None for r, _ in ranked):
+        whole = {r.id: r for r in reader.get([r.id for r, _ in ranked], embeddings=True)}
+        ranked = [(whole.get(r.id, r), s) for r, s in ranked]
+    return ranked
 
 
 def rank_candidates(

@@ -53,6 +53,8 @@ class Dialect:
 
     def condition(self, condition: Condition) -> Clause:
         op = condition.op
+        if condition.kind == "logical":
+            return self._logical(condition)
         if op in ("$eq", "$ne"):
             clause, params = self.equality(condition, [condition.operand])
         elif op in ("$in", "$nin"):
@@ -62,6 +64,21 @@ class Dialect:
         else:
             return self.ordering(condition)
         return (f"(NOT {clause})" if op in ("$ne", "$nin") else clause), params
+
+    def _logical(self, condition: Condition) -> Clause:
+        """``$and`` / ``$or``: each where object as its conditions joined by AND, the
+        objects joined by AND or OR (none is empty: the protocol layer refused that)."""
+        params: list[Any] = []
+        branches: list[str] = []
+        for branch in condition.operand:
+            clauses = []
+            for part in branch:
+                clause, more = self.condition(part)
+                clauses.append(clause)
+                params += more
+            branches.append("(" + " AND ".join(clauses) + ")")
+        joiner = " AND " if condition.op == "$and" else " OR "
+        return "(" + joiner.join(branches) + ")", params
 
     def clause(self, name: str, expected: Any) -> Clause:
         """One ``where`` entry (§5.2 equality, and the declared operators) as one

@@ -13,6 +13,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from . import vectors
+
 __all__ = [
     "RECORD_COLUMNS",
     "EventRow",
@@ -269,6 +271,17 @@ class StoreReader(ABC):
     ) -> list[tuple[str, float]]:
         """Up to ``limit`` (id, similarity) pairs among records with a vector, most similar
         first; similarity is the store's metric mapped into [0, 1], larger is closer."""
+
+    def rescore(
+        self, ids: Sequence[str], vector: Sequence[float], metric: str
+    ) -> list[tuple[StoredRecord, float]]:
+        """The live records among ``ids`` that have a vector, in no particular order, each
+        with its similarity in [0, 1] from its verbatim vector in float64
+        (:func:`~.vectors.exact_similarities`). A backend may score the vectors without
+        decoding them and return the records without (``embedding`` left ``None``)."""
+        records = [r for r in self.get(ids, embeddings=True) if r.embedding]
+        scores = vectors.exact_similarities(metric, vector, [r.embedding or [] for r in records])
+        return list(zip(records, scores, strict=True))
 
     @abstractmethod
     def sessions(self, where: RecordFilter) -> list[SessionStats]:

@@ -39,7 +39,7 @@ from .base import (
     StoreWriter,
 )
 from .schema import migrate
-from .vectors import VectorIndex
+from .vectors import VectorIndex, exact_similarities
 
 __all__ = ["SQLiteStore"]
 
@@ -365,6 +365,30 @@ class _Reader(StoreReader):
             ids = dict(rows)
             return [(ids[rowid], score) for rowid, score in index.search_rows(vector, limit, ids)]
         return self._nearest_overall(index, vector, limit, sql, max(limit * 8, 64))
+
+    def rescore(
+        self, ids: Sequence[str], vector: Sequence[float], metric: str
+    ) -> list[tuple[StoredRecord, float]]:
+        # The blobs alone, stacked into one matrix: no vector becomes a list of Python
+        # floats, and the records are read without them.
+        if not ids:
+            return []
+        rows = self._conn.execute(
+            "SELECT r.id, v.embedding FROM records AS r JOIN record_vectors AS v "
+            "ON v.rowid = r.rowid WHERE r.id IN (SELECT value FROM json_each(?)) "
+            "AND (r.expires_at IS NULL OR r.expires_at > ?)",
+            (_dump_json(list(ids)), self._now),
+        ).fetchall()
+        if not rows:
+            return []
+        blobs = [blob for _, blob in rows]
+        if len({len(blob) for blob in blobs}) == 1:
+            matrix = np.frombuffer(b"".join(blobs), dtype="<f8").reshape(len(rows), -1)
+            scores = exact_similarities(metric, vector, matrix)
+        else:  # vectors of several widths: each compared on its own
+            scores = [exact_similarities(metric, vector, [_unpack(b)])[0] for b in blobs]
+        by_id = {record_id: score for (record_id, _), score in zip(rows, scores, strict=True)}
+        return [(r, by_id[r.id]) for r in self.get(list(by_id)) if r.id in by_id]
 
     def _nearest_overall(
         self, index: VectorIndex, vector: Sequence[float], limit: int, sql: Conditions, fetch: int

@@ -29,11 +29,14 @@ def to_similarity(metric: str, raw: npt.NDArray[np.float64]) -> npt.NDArray[np.f
 
 
 def exact_similarities(
-    metric: str, query: Sequence[float], vectors: Sequence[Sequence[float]]
+    metric: str,
+    query: Sequence[float],
+    vectors: Sequence[Sequence[float]] | npt.NDArray[np.float64],
 ) -> list[float]:
-    """The similarity in [0, 1] of each verbatim vector to ``query``, in float64: what the
-    float32 index approximates, for a score a caller compares with its own arithmetic."""
-    if not vectors:
+    """The similarity in [0, 1] of each verbatim vector (a row, when ``vectors`` is a
+    matrix) to ``query``, in float64: what the float32 index approximates, for a score a
+    caller compares with its own arithmetic."""
+    if len(vectors) == 0:
         return []
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         matrix = np.asarray(vectors, dtype=np.float64)
