@@ -292,7 +292,7 @@ class PgReader(StoreReader):
             return []
         if self._keeps_found:
             self._keep(rows)
-        distances = np.array([float(row[19]) for row in rows], dtype=np.float64)
+        distances = np.array([float(row[-1]) for row in rows], dtype=np.float64)
         if metric == "cosine":
             raw = 1.0 - distances
         elif metric == "dot":
