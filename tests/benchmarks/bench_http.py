@@ -7,8 +7,8 @@ held-out half of the memory-QA set against an earlier release and exact FTS5 BM2
     uv run python tests/benchmarks/bench_http.py [--sizes 10000,100000,1000000]
                                                  [--queries 200] [--rounds 12]
                                                  [--quality-sizes 20000,100000]
-                                                 [--skip-http] [--skip-quality]
-                                                 [--skip-recall-quality]
+                                                 [--skip-http] [--skip-floor]
+                                                 [--skip-quality] [--skip-recall-quality]
 
 A quick run: ``--sizes 10000 --queries 100 --rounds 6``.
 
@@ -21,7 +21,11 @@ JSON text (``Connection.handle``) so both sides parse and encode.
 
 Load from other work on the machine comes and goes, so the compared variants run in short
 interleaved blocks in rotating order, and every ratio is the median of per-round ratios
-(see ``bench_client.interleave``)."""
+(see ``bench_client.interleave``).
+
+After the HTTP table, ``bench_http_floor.py`` prints the floor under the recall gap: a bare
+uvicorn app spending the measured in-process recall time on a worker thread, reached by
+the same client, with no A2M code on its request path."""
 
 from __future__ import annotations
 
@@ -193,7 +197,7 @@ def client_vs_raw(
     )
 
 
-def http_section(args: argparse.Namespace, workdir: Path) -> None:
+def http_section(args: argparse.Namespace, workdir: Path) -> list[tuple[str, ...]]:
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"\n== in-process vs HTTP ({', '.join(f'{s:,}' for s in sizes)} records) ==")
     rows: list[tuple[str, ...]] = []
@@ -245,6 +249,7 @@ def http_section(args: argparse.Namespace, workdir: Path) -> None:
         print(f"{size:>9} {label:<16} {local} {hp50:9.3f} {hp99:7.3f} {extra}")
     print("targets: recall HTTP p50 <= in-process p50 + 0.6 ms; describe HTTP p50 <= 1 ms")
     print(f"load {load_average()}")
+    return rows
 
 
 def main() -> None:
@@ -254,6 +259,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--block", type=int, default=20)
     parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--skip-floor", action="store_true")
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--quality-sizes", default="20000")
     parser.add_argument("--skip-recall-quality", action="store_true")
@@ -266,7 +272,17 @@ def main() -> None:
 
 def run(args: argparse.Namespace, workdir: Path) -> None:
     if not args.skip_http:
-        http_section(args, workdir)
+        rows = http_section(args, workdir)
+        if not args.skip_floor:
+            from bench_http_floor import floor_section
+
+            recall = next(row for row in rows if row[1] == "recall limit 10")
+            floor = floor_section(float(recall[2]), args.rounds)
+            gap = floor["HTTP (httpx)"] - floor["in-process"]
+            print(
+                f"  recall limit 10 at {recall[0]} records: HTTP - in-process {recall[6]:+.3f} ms,"
+                f" of which the floor is {gap:+.3f} ms"
+            )
     if not args.skip_quality:
         from bench_quality import quality_section
 

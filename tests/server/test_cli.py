@@ -315,6 +315,19 @@ def test_serve_passes_origin_and_body_limit(serve: type[ServeProcess]) -> None:
     assert httpx.post(server.url, content=b" " * 1024).status_code == 413
 
 
+@pytest.mark.parametrize(("level", "logged"), [("info", True), ("warning", False)])
+def test_serve_writes_the_access_log_at_info_only(
+    serve: type[ServeProcess], level: str, logged: bool
+) -> None:
+    server = serve("--db", ":memory:", "--log-level", level)
+    assert server.wait_ready().status_code == 200
+    server.process.send_signal(signal.SIGTERM)
+    stdout, stderr = server.process.communicate(timeout=TIMEOUT)
+    assert server.process.returncode == 0, stderr
+    # uvicorn writes its access log on stdout.
+    assert (b'"POST / HTTP/1.1" 200' in stdout) is logged, stdout
+
+
 def test_serve_warns_when_exposed_without_tokens() -> None:
     # A bad origin stops the command after the warning and before anything binds 0.0.0.0.
     done = _run(["serve", "--db", ":memory:", "--host", "0.0.0.0", "--allow-origin", "bogus"])

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from a2m_server import A2MServer
-from a2m_server.store import open_store
+from a2m_server.store import _pg_access, open_store
 from store_backends import PostgresServer
 
 
@@ -27,10 +27,16 @@ def _fill(url: str, vectors: np.ndarray) -> None:
     with A2MServer(db=url) as server:
         peer = server.connect()
         records = [
-            {"content": f"v{i}", "embedding": v.tolist(), "metadata": {"half": i % 2}}
+            {
+                "content": f"v{i}",
+                "embedding": v.tolist(),
+                "metadata": {"half": i % 2, "tenth": i % 10},
+            }
             for i, v in enumerate(vectors)
         ]
-        peer.call("memory/remember", {"records": records})
+        # Two owners, so that an owner's scope admits a small or a large part of it.
+        peer.call("memory/remember", {"records": records[:100], "owner": "few"})
+        peer.call("memory/remember", {"records": records[100:], "owner": "many"})
 
 
 def _nearest(server: A2MServer, probe: np.ndarray, **params: object) -> list[str]:
@@ -41,8 +47,11 @@ def _nearest(server: A2MServer, probe: np.ndarray, **params: object) -> list[str
 
 
 def test_hnsw_finds_what_the_exact_scan_finds_and_fills_filtered_pages(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Filters admitting more than this many rows search the graph, fewer are ranked
+    # exactly: lowered so that both happen over a small store.
+    monkeypatch.setattr(_pg_access, "_PREFILTER_ROWS", 100)
     url = postgres_server.fresh_url()
     vectors = _clustered(600)
     _fill(url, vectors)
@@ -62,7 +71,17 @@ def test_hnsw_finds_what_the_exact_scan_finds_and_fills_filtered_pages(
             half = _nearest(hnsw, probe, where={"half": 1})
             assert len(half) == 10  # a filter does not leave the page short
             assert all(int(content[1:]) % 2 == 1 for content in half)
-    assert agree / (10 * len(probes)) >= 0.95
+            # A filter admitting few rows ranks them exactly: what the exact scan finds.
+            tenth = {"where": {"tenth": 3}}
+            assert _nearest(hnsw, probe, **tenth) == _nearest(exact, probe, **tenth)
+            # So does a small owner's scope; a large one's is searched through the
+            # graph, with a beam widened for the share of the store it admits.
+            assert _nearest(hnsw, probe, owner="few") == _nearest(exact, probe, owner="few")
+            many = _nearest(hnsw, probe, owner="many")
+            assert len(many) == 10
+            assert all(int(content[1:]) >= 100 for content in many)
+            agree += len(set(many) & set(_nearest(exact, probe, owner="many")))
+    assert agree / (20 * len(probes)) >= 0.95
 
 
 def test_the_exact_scan_ranks_as_sqlite_does(

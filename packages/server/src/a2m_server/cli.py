@@ -294,6 +294,9 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
             host=args.host,
             port=args.port,
             log_level=args.log_level,
+            # Below info the access log is never written, but uvicorn still formats each
+            # line's arguments before the logger drops it; without it nothing is built.
+            access_log=logging.getLevelName(args.log_level.upper()) <= logging.INFO,
             ws="auto",
             lifespan="off",
             server_header=False,

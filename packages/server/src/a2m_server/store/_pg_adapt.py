@@ -1,4 +1,4 @@
-"""Strings as PostgreSQL can hold them: a text value may not contain U+0000, which JSON
+"""How values travel to PostgreSQL. Strings as PostgreSQL can hold them: a text value may not contain U+0000, which JSON
 (and SQLite) allow. Every string sent is escaped reversibly (U+0000 becomes U+E000
 U+E002, and U+E000 itself U+E000 U+E001), and every text read back unescaped, so a
 record holding either character round-trips exactly. The substitution works character
@@ -15,7 +15,7 @@ from psycopg import pq
 from psycopg.adapt import Dumper
 from psycopg.types.string import StrDumperUnknown, TextLoader
 
-__all__ = ["Float8Array", "configure", "escape", "unescape"]
+__all__ = ["Float4Vector", "Float8Array", "configure", "escape", "unescape"]
 
 _FLOAT8_OID = 701
 _FLOAT8_ARRAY_OID = 1022
@@ -76,10 +76,29 @@ class _Float8ArrayDumper(Dumper):
         return header + body.tobytes()
 
 
+class Float4Vector:
+    """A pgvector ``vector`` sent in binary (``%b::vector``): float32 as the column holds
+    it, without formatting and parsing a decimal text per number."""
+
+    def __init__(self, values: npt.NDArray[np.float32]) -> None:
+        self.values = values
+
+
+class _Float4VectorDumper(Dumper):
+    format = pq.Format.BINARY
+    # The type is the extension's (its oid differs per database); the cast names it.
+    oid = 0
+
+    def dump(self, obj: Float4Vector) -> bytes:
+        # pgvector's binary input: the dimensions and a reserved word, then big-endian floats.
+        return struct.pack("!hh", obj.values.size, 0) + obj.values.astype(">f4").tobytes()
+
+
 def configure(conn: Any) -> None:
     """Install the escaping and the array dumper on one connection (every pool
     connection gets them)."""
     conn.adapters.register_dumper(Float8Array, _Float8ArrayDumper)
+    conn.adapters.register_dumper(Float4Vector, _Float4VectorDumper)
     conn.adapters.register_dumper(str, _EscapingDumper)
     for name in ("text", "varchar"):
         conn.adapters.register_loader(name, _UnescapingLoader)

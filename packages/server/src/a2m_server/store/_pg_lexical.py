@@ -77,9 +77,11 @@ def lexical_search(
     *,
     match_all: bool,
     posting_budget: int | None,
-) -> list[tuple[str, float]]:
-    """(id, BM25 relevance) pairs, best first, for records matching ``terms`` (any of
-    them, typos corrected; or, with ``match_all``, every one as given) and ``where``."""
+    columns: str = "r.id",
+) -> list[tuple[Any, ...]]:
+    """Rows of ``columns`` (of ``records AS r``) and BM25 relevance last, best first, for
+    records matching ``terms`` (any of them, typos corrected; or, with ``match_all``,
+    every one as given) and ``where``."""
     lexemes = query_lexemes(terms)
     if not lexemes or (limit is not None and limit <= 0):
         return []
@@ -87,7 +89,9 @@ def lexical_search(
     frequency = {lexeme: counts.get(lexeme, 0) for lexeme in lexemes}
     corpus = (records, average)
     if match_all:
-        return _bm25(rows, lexemes, lexemes, frequency, corpus, where, limit, match_all=True)
+        return _bm25(
+            rows, lexemes, lexemes, frequency, corpus, where, limit, columns, match_all=True
+        )
     corrected: list[str] = []
     for lexeme in lexemes:
         if frequency[lexeme] == 0 and len(lexeme) >= TYPO_MIN and lexeme.isalpha():
@@ -102,7 +106,9 @@ def lexical_search(
     if not present:
         return []
     if posting_budget is None:
-        return _bm25(rows, present, present, frequency, corpus, where, limit, match_all=False)
+        return _bm25(
+            rows, present, present, frequency, corpus, where, limit, columns, match_all=False
+        )
     kept: list[str] = []
     postings = 0
     for lexeme in present:
@@ -113,9 +119,9 @@ def lexical_search(
     if postings > posting_budget:
         # As on SQLite: the newest matches of the rarest term alone, a quarter-budget.
         window = max(posting_budget // RECENT_WINDOW_DIVISOR, 1)
-        return _bm25(rows, kept, kept, frequency, corpus, where, limit, match_all=False,
+        return _bm25(rows, kept, kept, frequency, corpus, where, limit, columns, match_all=False,
                      recent=window)  # fmt: skip
-    return _bm25(rows, kept, present, frequency, corpus, where, limit, match_all=False)
+    return _bm25(rows, kept, present, frequency, corpus, where, limit, columns, match_all=False)
 
 
 def _bm25(
@@ -126,10 +132,11 @@ def _bm25(
     corpus: tuple[int, float],
     where: Sql,
     limit: int | None,
+    columns: str,
     *,
     match_all: bool,
     recent: int | None = None,
-) -> list[tuple[str, float]]:
+) -> list[tuple[Any, ...]]:
     """BM25 by ``scored`` terms of the records holding ``matched`` ones (any, or all), or
     of the ``recent`` newest of them."""
     records, average = corpus
@@ -138,24 +145,29 @@ def _bm25(
     window = "" if recent is None else f"ORDER BY r.rowid DESC LIMIT {int(recent)}"
     query = (
         "WITH terms (lexeme, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])), "
-        "hits AS (SELECT r.rowid, r.id, r.body, r.body_length FROM records AS r "
-        f"WHERE r.body @@ %s::tsquery AND {where.text()} {window}) "
+        "hits AS (SELECT r.rowid, r.body, r.body_length FROM records AS r "
+        f"WHERE r.body @@ %s::tsquery AND {where.text()} {window}), "
         # Each hit's entries for the scored terms alone (marked with weight A, then kept
         # by weight, in C), joined with the terms and grouped: no subquery per hit, and
         # no row per term of its text. Every hit holds a matched term, and every matched
         # term is scored, so none is lost.
-        "SELECT h.id, sum(t.idf * (cardinality(u.positions) * %s) / "
+        "scores AS (SELECT h.rowid, sum(t.idf * (cardinality(u.positions) * %s) / "
         "(cardinality(u.positions) + %s * (1 - %s + %s * h.body_length / %s))) AS score "
         "FROM hits AS h "
         "CROSS JOIN LATERAL unnest(ts_filter(setweight(h.body, 'A', %s::text[]), '{a}')) AS u "
         "JOIN terms AS t ON t.lexeme = u.lexeme "
-        "GROUP BY h.rowid, h.id ORDER BY score DESC, h.rowid"
+        "GROUP BY h.rowid ORDER BY score DESC, h.rowid"
     )
     params: list[Any] = [scored, idf, match, *where.params, _K1 + 1, _K1, _B, _B, average, scored]
     if limit is not None:
         query += " LIMIT %s"
         params.append(limit)
-    return [(record_id, max(float(score or 0.0), 0.0)) for record_id, score in rows(query, params)]
+    # The winners' columns are read once they are known, by rowid.
+    query += (
+        f") SELECT {columns}, s.score FROM scores AS s JOIN records AS r ON r.rowid = s.rowid "
+        "ORDER BY s.score DESC, s.rowid"
+    )
+    return [(*row[:-1], max(float(row[-1] or 0.0), 0.0)) for row in rows(query, params)]
 
 
 def _bm25_idf(records: int, hits: int) -> float:
