@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from datetime import datetime, timezone
+from fractions import Fraction
 from pathlib import Path
 
 import httpx
@@ -282,6 +284,41 @@ async def test_remember_assigns_ids_and_sends_plain_floats(fake_server, mode) ->
     for record in (records[0], records[2]):
         assert uuid.UUID(record["id"]).version == 7  # a2m_types.new_id, before sending
     assert result.ids == [r["id"] for r in records]
+    await close(driver)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_remember_sends_list_vectors_and_metadata_as_plain_json(fake_server, mode) -> None:
+    # A list vector is validated as it is; what validation refuses but a float() accepts
+    # (True, a Fraction) is still converted and sent, and metadata that is not plain JSON
+    # is dumped as before.
+    fake_server.on("memory/remember", lambda r, p: {"ids": [x["id"] for x in p["records"]]})
+    driver = make(mode)
+    moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    records = (  # a generator: read once
+        record
+        for record in [
+            {"content": "a", "embedding": [1, 0.5, np.float64(0.25)], "metadata": {"n": [1]}},
+            {"content": "b", "embedding": [True, Fraction(1, 4)], "metadata": {"at": moment}},
+            {"content": "c", "embedding": [0.1, -2.5], "salience": 1},
+        ]
+    )
+    await driver.remember(records)
+    sent = fake_server.bodies[-1]["params"]["records"]
+    assert [r["embedding"] for r in sent] == [[1.0, 0.5, 0.25], [1.0, 0.25], [0.1, -2.5]]
+    assert all(type(x) is float for r in sent for x in r["embedding"])
+    assert sent[0]["metadata"] == {"n": [1]}
+    assert sent[1]["metadata"] == {"at": "2026-01-02T03:04:05Z"}
+    assert sent[2]["salience"] == 1.0
+    assert [sorted(r) for r in sent] == [
+        ["content", "embedding", "id", "metadata"],
+        ["content", "embedding", "id", "metadata"],
+        ["content", "embedding", "id", "salience"],
+    ]
+    for bad in ([1.0, math.inf], [0.5, "x"], [0.5, None]):
+        with pytest.raises(a2m.InvalidParams):
+            await driver.remember([{"content": "d", "embedding": bad}])
+    assert len([c for c in fake_server.calls if c == "memory/remember"]) == 1
     await close(driver)
 
 

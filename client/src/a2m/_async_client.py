@@ -245,8 +245,7 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
     ) -> RememberResult:
         """Write records (§4.2): a string, a ``RecordInput``, a dict, or a list of them.
         Records without an id get one first, so a retry never writes twice."""
-        values = core.remember_values(records, owner, session)
-        return await self._call(core.prepare(core.REMEMBER, values), timeout)
+        return await self._call(core.prepare_remember(records, owner, session), timeout)
 
     async def recall(
         self,

@@ -234,8 +234,7 @@ class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
     ) -> RememberResult:
         """Write records (§4.2): a string, a ``RecordInput``, a dict, or a list of them.
         Records without an id get one first, so a retry never writes twice."""
-        values = core.remember_values(records, owner, session)
-        return self._call(core.prepare(core.REMEMBER, values), timeout)
+        return self._call(core.prepare_remember(records, owner, session), timeout)
 
     def recall(
         self,

@@ -13,12 +13,13 @@ has made a mistake better reported than discovered as a missing field."""
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from a2m_types import (
     EVENT_NOTIFICATION,
@@ -31,10 +32,12 @@ from a2m_types import (
     FetchResult,
     ForgetResult,
     MethodSpec,
+    Params,
     PromoteResult,
     RecallResult,
     RecordInput,
     ReinforceResult,
+    RememberParams,
     RememberResult,
     SessionCloseResult,
     SessionListResult,
@@ -90,6 +93,7 @@ __all__ = [
     "parse_event",
     "parse_response",
     "prepare",
+    "prepare_remember",
     "remember_values",
     "retry_delay",
     "should_retry",
@@ -219,7 +223,7 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
         if value is not NOT_GIVEN
     }
     try:
-        params = spec.params.model_validate(given).to_wire()
+        params = _wire(spec.params.model_validate(given))
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc']) or 'params'}: {error['msg']}"
@@ -241,6 +245,59 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
     return Call(method, params, _idempotent(spec, params))
 
 
+def _wire(params: Params) -> dict[str, Any]:
+    """``params.to_wire()``; for ``memory/remember`` built from the validated values
+    instead, when that is the same JSON: dumping re-walks every vector it has just
+    validated, and a batch of vectors is most of what a client spends on a write."""
+    if type(params) is RememberParams:
+        wire = _remember_wire(params)
+        if wire is not None:
+            return wire
+    return params.to_wire()
+
+
+def _fields(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, info.alias or name) for name, info in model.model_fields.items())
+
+
+_REMEMBER_FIELDS = _fields(RememberParams)
+_RECORD_INPUT_FIELDS = _fields(RecordInput)
+
+
+def _remember_wire(params: RememberParams) -> dict[str, Any] | None:
+    """What ``to_wire`` gives for ``params``, read off the validated model: its strict
+    fields hold JSON values already (strings, finite floats made exact, a list of them),
+    so only metadata, which holds anything, is looked at; ``None`` when some metadata is
+    not plain JSON, which ``to_wire`` converts."""
+    records: list[dict[str, Any]] = []
+    for record in params.records:
+        values = record.__dict__
+        chosen = record.model_fields_set
+        wire = {alias: values[name] for name, alias in _RECORD_INPUT_FIELDS if name in chosen}
+        metadata = wire.get("metadata")
+        if metadata is not None and not _json_native(metadata):
+            return None
+        records.append(wire)
+    values, chosen = params.__dict__, params.model_fields_set
+    out = {alias: values[name] for name, alias in _REMEMBER_FIELDS if name in chosen}
+    out["records"] = records
+    return out
+
+
+def _json_native(value: Any) -> bool:
+    """Whether ``value`` is made only of exact JSON types (``dict`` with ``str`` keys,
+    ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``): what dumping to JSON
+    leaves as it is."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str and _json_native(item) for key, item in value.items())
+    if kind is list:
+        return all(_json_native(item) for item in value)
+    if kind is float:
+        return math.isfinite(value)
+    return kind is str or kind is int or kind is bool or value is None
+
+
 def _idempotent(spec: MethodSpec, params: Mapping[str, Any]) -> bool:
     if spec.name == "memory/promote":
         return params.get("salience") is None
@@ -249,10 +306,36 @@ def _idempotent(spec: MethodSpec, params: Mapping[str, Any]) -> bool:
     return spec.idempotent
 
 
-def remember_values(records: Any, owner: Any, session: Any) -> dict[str, Any]:
+def prepare_remember(records: Any, owner: Any, session: Any) -> Call[RememberResult]:
+    """The ``memory/remember`` call for ``records`` (see :func:`remember_values`).
+
+    A vector that is a ``list`` goes to validation as it is, which makes its numbers exact
+    floats and refuses a NaN or infinity, rather than being copied number by number first.
+    Only if validation fails are the vectors converted as any other sequence is (``True``
+    is the number 1 there) and validated again, so the outcome is the same."""
+    values = remember_values(records, owner, session, convert=False)
+    try:
+        return prepare(REMEMBER, values)
+    except InvalidParams:
+        listed = False
+        for index, record in enumerate(values["records"]):
+            if type(record.get("embedding")) is list:
+                listed = True
+                record["embedding"] = _floats(
+                    record["embedding"], f"records[{index}].embedding", REMEMBER.spec.name
+                )
+        if not listed:
+            raise
+    return prepare(REMEMBER, values)
+
+
+def remember_values(
+    records: Any, owner: Any, session: Any, *, convert: bool = True
+) -> dict[str, Any]:
     """``memory/remember`` params from a string, a :class:`RecordInput`, a dict, or a list of
     them; every record without an id gets one here, once, so a retried write cannot
-    duplicate it (§3.2)."""
+    duplicate it (§3.2). ``convert=False`` leaves a vector that is a ``list`` as it is
+    (:func:`prepare_remember`)."""
     if isinstance(records, (str, RecordInput, Mapping)):
         items = [records]
     elif isinstance(records, Iterable):
@@ -267,8 +350,8 @@ def remember_values(records: Any, owner: Any, session: Any) -> dict[str, Any]:
             record = item.to_wire()
         elif isinstance(item, Mapping):
             record = dict(item)
-            unknown = sorted(str(key) for key in record if key not in _RECORD_FIELDS)
-            if unknown:
+            if not _RECORD_FIELDS.issuperset(record):
+                unknown = sorted(str(key) for key in record if key not in _RECORD_FIELDS)
                 raise InvalidParams(
                     f"records[{index}] has unknown fields {unknown}; custom data belongs in "
                     "metadata",
@@ -282,7 +365,8 @@ def remember_values(records: Any, owner: Any, session: Any) -> dict[str, Any]:
             )
         if record.get("id") is None:
             record["id"] = new_id()
-        if record.get("embedding") is not None:
+        embedding = record.get("embedding")
+        if embedding is not None and (convert or type(embedding) is not list):
             record["embedding"] = _floats(
                 record["embedding"], f"records[{index}].embedding", "memory/remember"
             )
@@ -356,9 +440,10 @@ def gate(
         if capability not in capabilities and _asks(params.get(key)):
             raise _refuse(spec.name, capability, f"the {key!r} parameter")
     if spec.name == "memory/remember":
-        for index, record in enumerate(params["records"]):
-            for key, capability in _RECORD_CAPABILITIES:
-                if capability not in capabilities and _asks(record.get(key)):
+        undeclared = [(k, c) for k, c in _RECORD_CAPABILITIES if c not in capabilities]
+        for index, record in enumerate(params["records"] if undeclared else ()):
+            for key, capability in undeclared:
+                if _asks(record.get(key)):
                     raise _refuse(spec.name, capability, f"records[{index}].{key}")
     declared = extensions or Extensions()
     if spec.name == "memory/timeline" and params.get("cursor") is not None and not declared.cursor:

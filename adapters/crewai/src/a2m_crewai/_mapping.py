@@ -12,8 +12,10 @@ the whole of it is also kept under ``metadata.crewai.metadata``, which is what r
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -79,12 +81,23 @@ def _encode(segment: str) -> str:
     # A key segment is never empty, "." or "..", and holds no control character or "/".
     if segment in (".", ".."):
         return segment.replace(".", "%2E")
+    if _UNRESERVED.fullmatch(segment):  # a uuid, a plain name: what quote leaves alone
+        return segment
     return quote(segment, safe=" !$&'()*+,;=:@~-._")
+
+
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]+")
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_path(scope: str) -> str:
+    # A store has few scopes and many records in each: encode each scope once.
+    return "".join(_encode(part) + "/" for part in _segments(scope))
 
 
 def key_for(scope: str, record_id: str) -> str:
     """The A2M key of the record ``record_id`` at ``scope``."""
-    return "/".join([*(_encode(part) for part in _segments(scope)), _encode(record_id)])
+    return _key_path(scope) + _encode(record_id)
 
 
 def key_prefix_for(scope_prefix: str | None) -> str | None:
@@ -146,9 +159,13 @@ def _naive_utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
+# What json.dumps(value, allow_nan=False) uses, made once rather than on every call.
+_STRICT_JSON = json.JSONEncoder(allow_nan=False)
+
+
 def _json_safe(name: str, value: Any) -> None:
     try:
-        json.dumps(value, allow_nan=False)
+        _STRICT_JSON.encode(value)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be plain JSON: {exc}") from None
 
@@ -165,11 +182,15 @@ def record_input(
     is sent when it cannot be stored exactly."""
     user = dict(record.metadata)
     _json_safe(f"metadata of record {record.id!r}", user)
+    created = _stamp(record.created_at)
     block: dict[str, Any] = {
         "scope": record.scope,
         "importance": record.importance,
-        "created_at": _stamp(record.created_at),
-        "created_utc": utc_stamp(record.created_at),
+        "created_at": created,
+        # the same text for CrewAI's naive UTC stamps, unless a whole second drops ".000000"
+        "created_utc": created
+        if record.created_at.tzinfo is None and record.created_at.microsecond
+        else utc_stamp(record.created_at),
         "last_accessed": _stamp(record.last_accessed),
         "private": record.private,
     }
@@ -201,8 +222,10 @@ def record_input(
     if "salience" in layout.capabilities:
         out["salience"] = record.importance
     if record.embedding:
-        vector = list(record.embedding)  # floats already: MemoryRecord validated them
-        # One C-speed sum usually proves every component finite; look closer only if not.
+        # Floats already (MemoryRecord validated them), and the client copies what it
+        # sends, so the record's own list goes. One C-speed sum usually proves every
+        # component finite; look closer only if not.
+        vector = record.embedding
         if not math.isfinite(sum(vector)) and not all(math.isfinite(x) for x in vector):
             raise ValueError(f"the embedding of record {record.id!r} holds a NaN or infinity")
         out["embedding"] = vector

@@ -10,6 +10,7 @@ contract."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 try:  # optional, as in the client
@@ -35,10 +36,12 @@ def _holds_big_number(value: Any) -> bool:
         if kind is dict:
             pending.extend(item.values())
         elif kind is list:
-            try:  # a vector: two C-speed passes, no Python step per number
-                if item and (max(item) >= _BIG or min(item) <= -_BIG):
+            try:  # a vector: one C-speed pass, no Python step per number
+                # Every |x| is at most the Euclidean norm, so a norm under _BIG clears
+                # the list; only a larger one needs the exact look at its extremes.
+                if math.hypot(*item) >= _BIG and (max(item) >= _BIG or min(item) <= -_BIG):
                     return True
-            except TypeError:  # not all numbers (max compared, or >= met, another type)
+            except (TypeError, OverflowError):  # not all numbers, or an int past floats
                 pending.extend(item)
         elif (kind is float or kind is int) and abs(item) >= _BIG:
             return True

@@ -3,13 +3,12 @@ embeddings §3.7, groups §3.4) and ``memory/forget`` (§4.5)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from a2m_server.errors import ProtocolError
-from a2m_server.store import NewRecord, RecordFilter, StoredRecord, StoreWriter
+from a2m_server.store import NewRecord, RecordFilter, StoredRecord, StoreWriter, dump_json
 from a2m_server.text import query_terms
 from a2m_types import ErrorCode, ForgetParams, RecordInput, RememberParams, new_id
 from a2m_types.rest import MAX_TTL_SECONDS
@@ -56,9 +55,10 @@ def prepare_write(
                 "index": index,
             },
         )
+    metadata_json: str | None = None
     if item.metadata is not None:
         try:
-            json.dumps(item.metadata, allow_nan=False)
+            metadata_json = dump_json(item.metadata)
         except ValueError:
             # §3.1: metadata that cannot be stored fails the write; it is never dropped.
             raise ProtocolError.invalid_params(
@@ -75,7 +75,8 @@ def prepare_write(
     owner = default_owner
     if "scopes" in caps and item.owner is not None:
         owner = proto.acting_owner(ctx, item.owner)
-    embedding = list(item.embedding) if "embeddings" in caps and item.embedding else None
+    # The validated list itself: params are this call's own, and nothing changes them.
+    embedding = item.embedding if "embeddings" in caps and item.embedding else None
     return WriteRequest(
         new=NewRecord(
             id=item.id or "",
@@ -92,6 +93,7 @@ def prepare_write(
             embedding=embedding,
             uri=item.uri if "external" in caps else None,
             media_type=item.media_type if "external" in caps else None,
+            metadata_json=metadata_json,
         ),
         write_id=item.id,
         explicit_tier=item.tier is not None,

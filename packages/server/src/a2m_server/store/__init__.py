@@ -1,6 +1,7 @@
 """Storage backends behind one interface (:class:`Store`): embedded SQLite, and
 PostgreSQL with pgvector (:mod:`a2m_server.store.postgres`, needs ``a2m-server[postgres]``)."""
 
+from ._json_text import dump_json
 from ._open import is_postgres_url, open_store
 from .base import (
     EventRow,
@@ -28,6 +29,7 @@ __all__ = [
     "StoreReader",
     "StoreWriter",
     "StoredRecord",
+    "dump_json",
     "is_postgres_url",
     "open_store",
 ]

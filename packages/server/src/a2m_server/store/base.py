@@ -116,6 +116,9 @@ class NewRecord:
     uri: str | None = None
     media_type: str | None = None
     expires_at: int | None = None
+    metadata_json: str | None = None
+    """``metadata`` as JSON text, when the writer has dumped it already (checking it can
+    be stored): a store keeping metadata as text may take this rather than dump again."""
 
 
 @dataclass(frozen=True)
