@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sqlite3
+import struct
 import threading
 
 __all__ = ["BACKSTOP_PAGES", "LOG_PAGES", "Checkpointer"]
@@ -21,7 +21,8 @@ __all__ = ["BACKSTOP_PAGES", "LOG_PAGES", "Checkpointer"]
 log = logging.getLogger("a2m_server.store")
 
 LOG_PAGES = 1000
-"""Log pages past which a checkpoint runs: SQLite's own default threshold."""
+"""Log pages not yet in the file past which a checkpoint runs: SQLite's own default
+threshold."""
 BACKSTOP_PAGES = 16 * LOG_PAGES
 """The writer's ``wal_autocheckpoint``: it checkpoints inline only past this."""
 
@@ -30,10 +31,10 @@ class Checkpointer:
     """Runs ``PRAGMA wal_checkpoint(PASSIVE)`` on ``path`` when :meth:`wake` finds the log
     past :data:`LOG_PAGES`; the thread starts on the first wake and ends in :meth:`close`."""
 
-    def __init__(self, path: str, page_size: int, busy_timeout_ms: int) -> None:
+    def __init__(self, path: str, busy_timeout_ms: int) -> None:
         self._path = path
-        self._log = path + "-wal"
-        self._threshold = LOG_PAGES * page_size
+        self._index = path + "-shm"
+        self._threshold = LOG_PAGES
         self._busy_timeout_ms = busy_timeout_ms
         self._wanted = threading.Event()
         self._closed = False
@@ -62,7 +63,7 @@ class Checkpointer:
                 self._wanted.clear()
                 if self._closed:
                     return
-                if self._log_size() < self._threshold:
+                if self._pending_frames() < self._threshold:
                     continue
                 try:
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
@@ -71,11 +72,21 @@ class Checkpointer:
         finally:
             conn.close()
 
-    def _log_size(self) -> int:
+    def _pending_frames(self) -> int:
+        """Log frames not yet copied into the file, from the WAL index's header (its
+        documented layout, native byte order: ``mxFrame`` at byte 16, the checkpoint's
+        ``nBackfill`` at byte 96). The log file's size would not do: SQLite reuses the
+        file from its start after a checkpoint, so it never shrinks."""
         try:
-            return os.stat(self._log).st_size
+            with open(self._index, "rb") as index:
+                header = index.read(100)
         except OSError:
             return 0
+        if len(header) < 100:
+            return 0
+        (last_frame,) = struct.unpack_from("=I", header, 16)
+        (backfilled,) = struct.unpack_from("=I", header, 96)
+        return max(last_frame - backfilled, 0)
 
     def close(self) -> None:
         """End the thread (after a checkpoint in progress) and close its connection."""

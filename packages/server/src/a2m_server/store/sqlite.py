@@ -839,8 +839,7 @@ class SQLiteStore(Store):
         if not self._memory and not self.path.startswith("file:"):
             # Checkpoints run beside the writes (see _checkpoint); inline only as a backstop.
             self._writer.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
-            page_size = int(self._writer.execute("PRAGMA page_size").fetchone()[0])
-            self._checkpointer = Checkpointer(self.path, page_size, busy_timeout_ms)
+            self._checkpointer = Checkpointer(self.path, busy_timeout_ms)
         migrate(self._writer)
         _fts.ensure_index(self._writer)
         self._store_id = self._ensure_store_id()
