@@ -84,8 +84,8 @@ class Checkpointer:
             return 0
         if len(header) < 100:
             return 0
-        (last_frame,) = struct.unpack_from("=I", header, 16)
-        (backfilled,) = struct.unpack_from("=I", header, 96)
+        last_frame: int = struct.unpack_from("=I", header, 16)[0]
+        backfilled: int = struct.unpack_from("=I", header, 96)[0]
         return max(last_frame - backfilled, 0)
 
     def close(self) -> None:
