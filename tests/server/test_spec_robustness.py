@@ -264,7 +264,7 @@ def test_3_7_a_vector_of_infinities_is_refused_or_survives(
 def test_3_1_metadata_the_server_cannot_store_is_32602(peer: Peer) -> None:
     """§3.1: "A server that cannot store arbitrary JSON metadata MUST NOT silently discard
     it; it MUST fail the write with INVALID_PARAMS." ``{"x": 1e400}`` cannot be stored
-    (``_dump_json(allow_nan=False)`` raises) and comes back as -32603."""
+    (``dump_json``, like ``json.dumps(allow_nan=False)``, raises) and comes back as -32603."""
     text = (
         '{"jsonrpc":"2.0","id":1,"method":"memory/remember",'
         '"params":{"records":[{"content":"huge","metadata":{"x":1e400}}]}}'

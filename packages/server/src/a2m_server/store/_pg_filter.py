@@ -3,12 +3,12 @@ SQLite store's (``where`` equality on fields and metadata, scopes, groups, tags,
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from a2m_types import parse_timestamp, to_epoch_ms
 from a2m_types.filters import Condition
 
+from ._json_text import dump_json
 from ._where import Conditions, Dialect
 from .base import RecordFilter, Scope
 
@@ -32,10 +32,6 @@ _TIME_COLUMNS = {
     "accessed_at": "accessed_at",
     "updated_at": "updated_at",
 }
-
-
-def dump_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _without_nul(value: Any) -> Any:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import vectors
+from ._json_text import dump_json
 
 __all__ = [
     "RECORD_COLUMNS",
@@ -119,6 +120,13 @@ class NewRecord:
     metadata_json: str | None = None
     """``metadata`` as JSON text, when the writer has dumped it already (checking it can
     be stored): a store keeping metadata as text may take this rather than dump again."""
+
+    def metadata_text(self) -> str | None:
+        """``metadata`` as the JSON text a store keeps: the writer's dump when it made
+        one, else dumped here."""
+        if self.metadata is None:
+            return None
+        return self.metadata_json if self.metadata_json is not None else dump_json(self.metadata)
 
 
 @dataclass(frozen=True)

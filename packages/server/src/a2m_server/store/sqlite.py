@@ -62,15 +62,6 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-_dump_json = dump_json
-
-
-def _metadata_text(record: NewRecord) -> str | None:
-    if record.metadata is None:
-        return None
-    return record.metadata_json if record.metadata_json is not None else dump_json(record.metadata)
-
-
 def _pack(vector: Sequence[float]) -> bytes:
     # float64 keeps every JSON number exactly as it arrived (§3.7: verbatim). struct packs
     # a list of floats about twice as fast as numpy converts one.
@@ -95,11 +86,11 @@ def _build_filter(where: RecordFilter, now: int) -> Conditions:
     sql = Conditions()
     sql.add("(r.expires_at IS NULL OR r.expires_at > ?)", now)
     if where.ids is not None:
-        sql.add("r.id IN (SELECT value FROM json_each(?))", _dump_json(list(where.ids)))
+        sql.add("r.id IN (SELECT value FROM json_each(?))", dump_json(list(where.ids)))
     if where.tier is not None:
         sql.add("r.tier = ?", where.tier)
     if where.tiers is not None:
-        sql.add("r.tier IN (SELECT value FROM json_each(?))", _dump_json(list(where.tiers)))
+        sql.add("r.tier IN (SELECT value FROM json_each(?))", dump_json(list(where.tiers)))
     if where.has_session:
         if where.session is None:
             sql.add("r.session IS NULL")
@@ -119,7 +110,7 @@ def _build_filter(where: RecordFilter, now: int) -> Conditions:
         sql.add(
             "EXISTS (SELECT 1 FROM json_each(?) AS g WHERE g.value ->> 0 = coalesce(r.owner, '')"
             " AND g.value ->> 1 = r.grp)",
-            _dump_json(pairs),
+            dump_json(pairs),
         )
     if where.tags_all:
         for tag in where.tags_all:
@@ -167,7 +158,7 @@ def _add_scope(sql: Conditions, scope: Scope, *, owner_column: str, tier_column:
         params: list[Any] = [scope.owner]
         if scope.shared_tiers:
             clause += f" OR {tier_column} IN (SELECT value FROM json_each(?))"
-            params.append(_dump_json(list(scope.shared_tiers)))
+            params.append(dump_json(list(scope.shared_tiers)))
         sql.add(clause + ")", *params)
     else:
         sql.add(f"{owner_column} = ?", scope.owner)
@@ -387,7 +378,7 @@ class _Reader(StoreReader):
             "SELECT r.id, v.embedding FROM records AS r JOIN record_vectors AS v "
             "ON v.rowid = r.rowid WHERE r.id IN (SELECT value FROM json_each(?)) "
             "AND (r.expires_at IS NULL OR r.expires_at > ?)",
-            (_dump_json(list(ids)), self._now),
+            (dump_json(list(ids)), self._now),
         ).fetchall()
         if not rows:
             return []
@@ -433,7 +424,7 @@ class _Reader(StoreReader):
         rows = self._conn.execute(
             f"SELECT r.rowid, r.id FROM records AS r WHERE r.rowid IN "
             f"(SELECT value FROM json_each(?)) AND {sql.text()}",
-            [_dump_json(rowids), *sql.params],
+            [dump_json(rowids), *sql.params],
         ).fetchall()
         return dict(rows)
 
@@ -442,7 +433,7 @@ class _Reader(StoreReader):
             return {}
         rows = self._conn.execute(
             "SELECT rowid, id FROM records WHERE rowid IN (SELECT value FROM json_each(?))",
-            (_dump_json(rowids),),
+            (dump_json(rowids),),
         ).fetchall()
         return dict(rows)
 
@@ -472,7 +463,7 @@ class _Reader(StoreReader):
         sql = Conditions()
         sql.add("e.seq > ?", seq)
         if kinds is not None:
-            sql.add("e.kind IN (SELECT value FROM json_each(?))", _dump_json(list(kinds)))
+            sql.add("e.kind IN (SELECT value FROM json_each(?))", dump_json(list(kinds)))
         if scope is not None:
             _add_scope(sql, scope, owner_column="e.owner", tier_column="e.tier")
         rows = self._conn.execute(
@@ -527,7 +518,7 @@ class _Writer(_Reader, StoreWriter):
                     rec.created_at,
                     rec.created_at,
                     rec.role,
-                    _metadata_text(rec),
+                    rec.metadata_text(),
                     rec.group,
                     rec.tier,
                     rec.salience,
@@ -576,7 +567,7 @@ class _Writer(_Reader, StoreWriter):
                     rec.created_at,
                     rec.updated_at,
                     rec.role,
-                    None if rec.metadata is None else _dump_json(rec.metadata),
+                    None if rec.metadata is None else dump_json(rec.metadata),
                     rec.group,
                     rec.tier,
                     rec.salience,
@@ -622,7 +613,7 @@ class _Writer(_Reader, StoreWriter):
                 new.content,
                 new.created_at,
                 new.role,
-                _metadata_text(new),
+                new.metadata_text(),
                 new.group,
                 new.tier,
                 new.salience,
@@ -663,7 +654,7 @@ class _Writer(_Reader, StoreWriter):
     def resolve_write_ids(self, write_ids: Sequence[str]) -> dict[str, str]:
         if not write_ids:
             return {}
-        payload = _dump_json(list(write_ids))
+        payload = dump_json(list(write_ids))
         found: dict[str, str] = dict(
             self._conn.execute(
                 "SELECT write_id, record_id FROM write_ids "
@@ -686,7 +677,7 @@ class _Writer(_Reader, StoreWriter):
             "JOIN records AS r ON coalesce(r.owner, '') = j.value ->> 0 "
             "AND r.key = j.value ->> 1 "
             "WHERE r.key IS NOT NULL AND (r.expires_at IS NULL OR r.expires_at > ?)",
-            (_dump_json([[owner or "", key] for owner, key in keys]), self._now),
+            (dump_json([[owner or "", key] for owner, key in keys]), self._now),
         ).fetchall()
         found: dict[int, StoredRecord] = {}
         for row in rows:
@@ -706,7 +697,7 @@ class _Writer(_Reader, StoreWriter):
         cursor = self._conn.execute(
             "UPDATE records SET tier = ? WHERE id IN (SELECT value FROM json_each(?)) "
             "AND tier IS NOT ?",
-            (tier, _dump_json(list(ids)), tier),
+            (tier, dump_json(list(ids)), tier),
         )
         return cursor.rowcount
 
@@ -716,7 +707,7 @@ class _Writer(_Reader, StoreWriter):
         cursor = self._conn.execute(
             "UPDATE records SET salience = salience + ? WHERE id IN "
             "(SELECT value FROM json_each(?))",
-            (amount, _dump_json(list(ids))),
+            (amount, dump_json(list(ids))),
         )
         return cursor.rowcount
 
@@ -735,13 +726,13 @@ class _Writer(_Reader, StoreWriter):
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:
             return 0
-        payload = _dump_json(list(ids))
+        payload = dump_json(list(ids))
         rows = self._conn.execute(
             "SELECT rowid FROM records WHERE id IN (SELECT value FROM json_each(?))", (payload,)
         ).fetchall()
         if not rows:
             return 0
-        rowids = _dump_json([row[0] for row in rows])
+        rowids = dump_json([row[0] for row in rows])
         self._conn.execute(
             "DELETE FROM records_fts WHERE rowid IN (SELECT value FROM json_each(?))", (rowids,)
         )
@@ -787,7 +778,7 @@ class _Writer(_Reader, StoreWriter):
         self._conn.executemany(
             "INSERT INTO events (at, kind, owner, tier, payload) VALUES (?, ?, ?, ?, ?)",
             [
-                (at, kind, owner, tier, _dump_json(dict(payload)))
+                (at, kind, owner, tier, dump_json(dict(payload)))
                 for kind, at, payload, owner, tier in events
             ],
         )
@@ -798,7 +789,7 @@ class _Writer(_Reader, StoreWriter):
     ) -> int:
         cursor = self._conn.execute(
             "INSERT INTO events (at, kind, owner, tier, payload) VALUES (?, ?, ?, ?, ?)",
-            (at, kind, owner, tier, _dump_json(dict(payload))),
+            (at, kind, owner, tier, dump_json(dict(payload))),
         )
         self.events_appended += 1
         return int(cursor.lastrowid or 0)
