@@ -27,6 +27,7 @@ __all__ = [
     "cosines",
     "item_value",
     "matches_filter",
+    "ordered",
     "readable_content",
     "to_item",
     "ttl_seconds",
@@ -168,6 +169,12 @@ def _operator(actual: Any, operator: str, operand: Any) -> bool:
     except (TypeError, ValueError):
         # LangGraph's stores raise here; a value that is no number simply does not match.
         return False
+    return ordered(operator, left, right)
+
+
+def ordered(operator: str, left: float, right: float) -> bool:
+    """Whether ``left`` stands to ``right`` as the ordering ``operator`` (``$gt``, ``$gte``,
+    ``$lt`` or ``$lte``) says: LangGraph's comparison, once both sides are floats."""
     if operator == "$gt":
         return left > right
     if operator == "$gte":

@@ -15,7 +15,7 @@ from a2m import Record
 
 from ._addressing import namespace_path
 from ._effects import Call, Embed, Layout, Plan, log, scan
-from ._items import cosines, item_value, matches_filter, to_item
+from ._items import cosines, item_value, matches_filter, ordered, to_item
 
 if TYPE_CHECKING:
     from ._store_plan import StoreSettings
@@ -140,21 +140,12 @@ def _ordering(
             return None
         bounds[op] = bound
     alternatives: list[dict[str, Any]] = [{path: bounds}, {path: {"$gte": ""}}]
-    booleans = [b for b in (True, False) if all(_in_range(b, op, x) for op, x in bounds.items())]
+    booleans = [
+        b for b in (True, False) if all(ordered(op, float(b), x) for op, x in bounds.items())
+    ]
     if booleans:
         alternatives.append({path: {"$in": booleans}})
     return alternatives
-
-
-def _in_range(value: bool, op: str, bound: float) -> bool:
-    number = float(value)
-    if op == "$gt":
-        return number > bound
-    if op == "$gte":
-        return number >= bound
-    if op == "$lt":
-        return number < bound
-    return number <= bound
 
 
 def _number(value: Any) -> bool:
