@@ -34,7 +34,7 @@ MAX_HEAD = 64 * 1024
 may take; a server sending more is refused rather than buffered without bound."""
 MAX_IDLE = 20
 """Idle keep-alive connections kept per pool (httpx's default); more are closed."""
-_RECV = 256 * 1024
+_RECV = 64 * 1024  # below malloc's mmap threshold: no map and unmap per read
 _MAX_CHUNK_LINE = 4096
 
 
