@@ -157,6 +157,9 @@ class ScriptedServer:
         self.port = self._listener.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/"
         self.script: list[Action] = []
+        self.early: Callable[[socket.socket], None] | None = None
+        """Answers, in place of reading it, a request whose body is over 100 kB; the
+        connection is then closed with the body unread (the kernel resets it)."""
         self.requests: list[Request] = []
         self.connections = 0
         self.closes = 0
@@ -193,7 +196,7 @@ class ScriptedServer:
         buffer = b""
         try:
             while True:
-                request, buffer = _read_request(sock, buffer, number)
+                request, buffer = _read_request(sock, buffer, number, self.early)
                 if request is None:
                     return
                 with self._changed:
@@ -232,7 +235,12 @@ class ScriptedServer:
             thread.join(5)
 
 
-def _read_request(sock: socket.socket, buffer: bytes, number: int) -> tuple[Request | None, bytes]:
+def _read_request(
+    sock: socket.socket,
+    buffer: bytes,
+    number: int,
+    early: Callable[[socket.socket], None] | None = None,
+) -> tuple[Request | None, bytes]:
     while b"\r\n\r\n" not in buffer:
         data = sock.recv(65536)
         if not data:
@@ -244,6 +252,9 @@ def _read_request(sock: socket.socket, buffer: bytes, number: int) -> tuple[Requ
         key, _, value = line.partition(b":")
         if key.strip().lower() == b"content-length":
             length = int(value)
+    if early is not None and length > 100_000:
+        early(sock)
+        return None, b""
     while len(rest) < length:
         data = sock.recv(65536)
         if not data:

@@ -7,6 +7,7 @@ https and an injected client go through httpx). Delays are read from an injected
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -246,6 +247,26 @@ async def test_a_broken_response_is_retried_only_when_idempotent(
     with pytest.raises(a2m.A2MConnectionError):
         await driver.consolidate()
     assert server.methods().count("memory/consolidate") == 1
+    await close(driver)
+
+
+@anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_answer_before_the_whole_request_was_read(
+    server: ScriptedServer, mode: str
+) -> None:
+    def too_large(sock: socket.socket) -> None:
+        body = b'{"error": "the body is too large"}'
+        sock.sendall(
+            b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
+            b"Connection: close\r\nContent-Length: %d\r\n\r\n%b" % (len(body), body)
+        )
+
+    server.early = too_large
+    driver = make(mode, server.url, max_retries=0)
+    with pytest.raises(a2m.PayloadTooLargeError, match="too large"):
+        await driver.recall("word " * 2_000_000)  # 10 MB: the write fails first
+    assert (await driver.recall("small")).records[0].content == "small"
     await close(driver)
 
 

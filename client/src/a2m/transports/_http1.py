@@ -22,7 +22,7 @@ import socket
 import sys
 import threading
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from a2m.errors import A2MConnectError, A2MConnectionError, A2MTimeoutError
@@ -395,23 +395,28 @@ class SyncPool:
         self, sock: socket.socket, data: bytes, timeout: float | None, method: str | None
     ) -> Response:
         origin = self.origin
+        refused: OSError | None = None
         try:
             sock.sendall(data)
         except TimeoutError:
             _timed_out(origin, "write", method)
         except OSError as exc:
-            _broken(origin, exc, method)
+            # A server may answer before reading the whole request (a 413) and close: its
+            # answer can still be read, and is worth more than the write's error.
+            refused = exc
         parser = ResponseParser()
         try:
             while True:
                 chunk = sock.recv(_RECV)
                 response = parser.feed(chunk) if chunk else parser.eof()
                 if response is not None:
-                    return response
+                    return response if refused is None else replace(response, reusable=False)
         except TimeoutError:
+            if refused is not None:
+                _broken(origin, refused, method)
             _timed_out(origin, "read", method)
         except (OSError, ProtocolFault, Incomplete) as exc:
-            _broken(origin, exc, method)
+            _broken(origin, refused or exc, method)
 
     def close(self) -> None:
         """Close every idle connection; a request still running closes its own after."""
@@ -577,6 +582,7 @@ class AsyncPool:
         origin, sock, loop = self.origin, conn.sock, conn.loop
         fd = sock.fileno()
         view = memoryview(data)
+        refused: OSError | None = None
         try:
             while view:
                 try:
@@ -588,7 +594,7 @@ class AsyncPool:
         except _Expired:
             _timed_out(origin, "write", method)
         except OSError as exc:
-            _broken(origin, exc, method)
+            refused = exc  # an early answer may still be readable (see SyncPool._exchange)
         parser = ResponseParser()
         try:
             while True:
@@ -599,11 +605,13 @@ class AsyncPool:
                     continue
                 response = parser.feed(chunk) if chunk else parser.eof()
                 if response is not None:
-                    return response
+                    return response if refused is None else replace(response, reusable=False)
         except _Expired:
+            if refused is not None:
+                _broken(origin, refused, method)
             _timed_out(origin, "read", method)
         except (OSError, ProtocolFault, Incomplete) as exc:
-            _broken(origin, exc, method)
+            _broken(origin, refused or exc, method)
 
     def close(self) -> None:
         """Close every idle connection (plain socket closes: safe from any loop or none)."""
