@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import httpx
 
@@ -213,7 +213,7 @@ def _httpx_forced() -> bool:
     return bool(_conditions) and any(condition() for condition in tuple(_conditions))
 
 
-def _no_proxy_for(parts: Any) -> bool:
+def _no_proxy_for(parts: SplitResult) -> bool:
     """Whether httpx, trusting the environment, would connect to this ``http://`` URL
     directly: no ``HTTP_PROXY`` / ``ALL_PROXY`` (either case), or ``NO_PROXY`` covers it."""
     proxies = urllib.request.getproxies_environment()
@@ -224,15 +224,18 @@ def _no_proxy_for(parts: Any) -> bool:
 
 
 _FRAMING = frozenset({"host", "content-length", "transfer-encoding", "connection", "expect"})
+_URI_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%"
+)
 
 
 def _lean_origin(url: str, headers: Mapping[str, str]) -> Origin | None:
     """The origin the lean client can POST ``url`` to, or ``None`` when httpx must: not
-    plain ``http://``, a proxy applies, credentials in the URL, a host or path that needs
-    encoding, or headers that set the framing."""
+    plain ``http://``, a proxy applies, credentials in the URL, characters that need
+    percent-encoding (httpx encodes them), or headers that set the framing."""
     try:
         parts = urlsplit(url)
-        port = parts.port or 80
+        port = parts.port if parts.port is not None else 80
     except ValueError:
         return None  # httpx reports the bad URL at the first request, as it always has
     host = parts.hostname
@@ -240,8 +243,7 @@ def _lean_origin(url: str, headers: Mapping[str, str]) -> Origin | None:
         parts.scheme.lower() != "http"
         or not host
         or parts.username is not None
-        or not url.isascii()
-        or any(ch.isspace() for ch in url)
+        or not _URI_CHARS.issuperset(url)
         or not _no_proxy_for(parts)
         or any(name.lower() in _FRAMING for name in headers)
     ):
