@@ -21,6 +21,7 @@ import respx
 
 from a2m import A2MClient, AsyncA2MClient, CapabilityNotSupported, InvalidParams
 from a2m.adapter import A2MAdapter, AsyncA2MAdapter
+from a2m.transports import use_httpx
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_testing.mock_http import route_to_server
 
@@ -348,7 +349,7 @@ def test_a_server_that_repeats_its_cursor_cannot_make_a_listing_loop() -> None:
             result = {"records": [], "next_cursor": "stuck"}
         return httpx.Response(200, json={"jsonrpc": "2.0", "id": message["id"], "result": result})
 
-    with respx.mock(assert_all_called=False) as router:
+    with use_httpx(), respx.mock(assert_all_called=False) as router:
         router.post("http://stuck.test/").mock(side_effect=answer)
         with A2MClient("http://stuck.test/") as client:
             iterator = A2MAdapter(client, "acme").iter_entries()

@@ -21,7 +21,9 @@ JSON text (``Connection.handle``) so both sides parse and encode.
 
 Load from other work on the machine comes and goes, so the compared variants run in short
 interleaved blocks in rotating order, and every ratio is the median of per-round ratios
-(see ``bench_client.interleave``).
+(see ``bench_client.interleave``). The recall rows are measured three ways on the same
+load: in-process, a raw httpx post of the body, and the typed ``A2MClient`` over HTTP
+(``(client)``, the issue's target row: everything a caller pays, parsing included).
 
 After the HTTP table, ``bench_http_floor.py`` prints the floor under the recall gap: a bare
 uvicorn app spending the measured in-process recall time on a worker thread, reached by
@@ -144,8 +146,11 @@ def compare(
     method: str,
     make_params: Callable[[str], dict[str, object]],
     args: argparse.Namespace,
-) -> tuple[float, float, float, float, float]:
-    """p50/p99 in-process and over HTTP, and the paired ratio HTTP / in-process."""
+    typed: Callable[[str], object] | None = None,
+) -> list[tuple[float, float, float, float, float]]:
+    """p50/p99 in-process and over HTTP, and the paired ratio HTTP / in-process: for a raw
+    httpx post, then (given ``typed``, the typed client's call) for the typed client, all
+    interleaved on the same load."""
     rng = random.Random(11)
     queries = [query_text(rng) for _ in range(args.queries)]
     bodies = {q: rpc_body(method, make_params(q)) for q in queries}
@@ -156,17 +161,24 @@ def compare(
     def http(query: str) -> object:
         return sides.http.post(sides.url, content=bodies[query]).content
 
-    tallies = interleave(
-        {"local": local, "http": http}, queries, args.rounds, args.block, sides.process.pid
-    )
-    a, b = tallies["local"].samples, tallies["http"].samples
-    return (
-        p50(a) * 1e3,
-        p99(a) * 1e3,
-        p50(b) * 1e3,
-        p99(b) * 1e3,
-        paired_ratio(tallies["http"], tallies["local"]),
-    )
+    calls: dict[str, Callable[[str], object]] = {"local": local, "http": http}
+    if typed is not None:
+        calls["typed"] = typed
+    tallies = interleave(calls, queries, args.rounds, args.block, sides.process.pid)
+    a = tallies["local"].samples
+    rows = []
+    for name in [name for name in calls if name != "local"]:
+        b = tallies[name].samples
+        rows.append(
+            (
+                p50(a) * 1e3,
+                p99(a) * 1e3,
+                p50(b) * 1e3,
+                p99(b) * 1e3,
+                paired_ratio(tallies[name], tallies["local"]),
+            )
+        )
+    return rows
 
 
 def client_vs_raw(
@@ -210,18 +222,36 @@ def http_section(args: argparse.Namespace, workdir: Path) -> list[tuple[str, ...
                 f"{size:>9,} remember, batches of {BATCH}: in-process {local_rate:8,.0f} rec/s"
                 f" | HTTP {http_rate:8,.0f} rec/s  (target >= 20,000: {target(http_rate >= 20_000)})"
             )
-            for label, method, params in (
-                ("recall limit 10", "memory/recall", lambda q: {"query": q, "limit": TOP_K}),
-                ("recall limit 1", "memory/recall", lambda q: {"query": q, "limit": 1}),
+            client = sides.client
+            client.describe()  # negotiated once, untimed
+            for label, method, params, typed in (
+                (
+                    "recall limit 10",
+                    "memory/recall",
+                    lambda q: {"query": q, "limit": TOP_K},
+                    lambda q, c=client: c.recall(q, limit=TOP_K),
+                ),
+                (
+                    "recall limit 1",
+                    "memory/recall",
+                    lambda q: {"query": q, "limit": 1},
+                    lambda q, c=client: c.recall(q, limit=1),
+                ),
                 (
                     "fetch missing",
                     "memory/fetch",
                     lambda q: {"key": "missing/" + q.replace(" ", "-")},
+                    None,
                 ),
-                ("describe", "memory/describe", lambda q: {}),
+                ("describe", "memory/describe", lambda q: {}, None),
             ):
-                lp50, lp99, hp50, hp99, ratio = compare(sides, method, params, args)
-                rows.append((f"{size:,}", label, lp50, lp99, hp50, hp99, hp50 - lp50, ratio))
+                measured = compare(sides, method, params, args, typed)
+                for suffix, (lp50, lp99, hp50, hp99, ratio) in zip(
+                    ("", " (client)"), measured, strict=False
+                ):
+                    rows.append(
+                        (f"{size:,}", label + suffix, lp50, lp99, hp50, hp99, hp50 - lp50, ratio)
+                    )
             well_known = sides.url.rstrip("/") + "/.well-known/a2m-server.json"
             samples = []
             for _ in range(args.queries):
@@ -240,14 +270,21 @@ def http_section(args: argparse.Namespace, workdir: Path) -> list[tuple[str, ...
         finally:
             sides.close()
     print(
-        f"\n{'records':>9} {'call':<16} {'in-proc p50':>11} {'p99':>7} {'HTTP p50':>9} "
+        f"\n{'records':>9} {'call':<25} {'in-proc p50':>11} {'p99':>7} {'HTTP p50':>9} "
         f"{'p99':>7} {'HTTP-local':>10} {'ratio':>6}"
     )
     for size, label, lp50, lp99, hp50, hp99, gap, ratio in rows:
         local = f"{lp50:11.3f} {lp99:7.3f}" if lp50 else f"{'—':>11} {'—':>7}"
         extra = f"{gap:+10.3f} {ratio:6.2f}" if lp50 else f"{'':>10} {'':>6}"
-        print(f"{size:>9} {label:<16} {local} {hp50:9.3f} {hp99:7.3f} {extra}")
+        print(f"{size:>9} {label:<25} {local} {hp50:9.3f} {hp99:7.3f} {extra}")
+    print(
+        "rows: HTTP = a raw httpx post of the body; (client) = the typed A2MClient over HTTP, "
+        "interleaved with them"
+    )
     print("targets: recall HTTP p50 <= in-process p50 + 0.6 ms; describe HTTP p50 <= 1 ms")
+    for size, label, _, _, _, _, gap, _ in rows:
+        if label.startswith("recall limit 10"):
+            print(f"  {size:>9} {label:<25} gap {gap:+.3f} ms: {target(gap <= 0.6)}")
     print(f"load {load_average()}")
     return rows
 

@@ -7,11 +7,13 @@ The app runs under uvicorn with the settings ``a2m-server serve`` uses (uvloop, 
 no server header, no access log), in its own process, and answers every ``POST /`` with a
 fixed JSON body of a recall response's size after ``--work-ms`` of CPU on a worker thread
 (``a2m_server._web.in_worker``, the threads the HTTP binding uses). No A2M code runs on the
-request path: no gate, no routing, no parsing. Four variants run interleaved on the same
+request path: no gate, no routing, no parsing. Five variants run interleaved on the same
 load:
 
 - in-process: the same CPU spin called directly, the in-process side of the comparison;
 - HTTP (httpx): a raw ``httpx.Client.post``, the client the HTTP benchmark uses;
+- HTTP (a2m client transport): the typed client's HTTP transport (``handle_request``:
+  encode, POST on its keep-alive pool, read the status and the JSON-RPC object);
 - HTTP (socket): the same request written and read on a plain socket, so what is left
   is the server and the kernel;
 - HTTP, work on the loop: the spin on the event loop instead (never allowed in the
@@ -35,11 +37,19 @@ from pathlib import Path
 
 import httpx
 
+from a2m.transports import HTTPTransport
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_support import free_port, load_average
 
 RESPONSE_BYTES = 2500  # about a recall of 10 records of the HTTP benchmark's corpus
+REQUEST_OBJECT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "memory/recall",
+    "params": {"query": "alpha beta gamma", "limit": 10},
+}
 REQUEST = (
     b'{"jsonrpc":"2.0","id":1,"method":"memory/recall",'
     b'"params":{"query":"alpha beta gamma","limit":10}}'
@@ -148,10 +158,14 @@ def measure(work_ms: float, rounds: int, block: int = 20) -> dict[str, float]:
     loop_app = _App(work_ns, on_loop=True)
     http = httpx.Client(timeout=60)
     raw = _RawSocket(worker_app.port)
+    transport = HTTPTransport(worker_app.url)
     try:
         calls: dict[str, Callable[[], object]] = {
             "in-process": lambda: spin(work_ns),
             "HTTP (httpx)": lambda: http.post(worker_app.url, content=REQUEST).content,
+            "HTTP (a2m client transport)": lambda: transport.handle_request(
+                REQUEST_OBJECT, timeout=60
+            ),
             "HTTP (socket)": raw,
             "HTTP, work on the loop (httpx)": lambda: (
                 http.post(loop_app.url, content=REQUEST).content
@@ -173,6 +187,7 @@ def measure(work_ms: float, rounds: int, block: int = 20) -> dict[str, float]:
         return {name: statistics.median(values) * 1e3 for name, values in samples.items()}
     finally:
         raw.close()
+        transport.close()
         http.close()
         worker_app.stop()
         loop_app.stop()

@@ -161,10 +161,13 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Callable[[Driver], Spy]:
 
 @pytest.fixture
 def fake_server() -> Iterator[FakeServer]:
-    """A respx-mocked HTTP A2M server at :data:`RPC_URL`."""
+    """A respx-mocked HTTP A2M server at :data:`RPC_URL` (clients send through httpx while
+    it is active, so respx sees them)."""
     import respx
 
+    from a2m.transports import use_httpx
+
     fake = FakeServer()
-    with respx.mock(assert_all_called=False) as router:
+    with use_httpx(), respx.mock(assert_all_called=False) as router:
         router.post(RPC_URL).mock(side_effect=fake)
         yield fake

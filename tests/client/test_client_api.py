@@ -20,6 +20,7 @@ from client_support import MODES, RPC_URL, Driver, FakeServer
 import a2m
 import a2m.transports
 from a2m import NOT_GIVEN, A2MClient, AsyncA2MClient, NotGiven
+from a2m.transports import use_httpx
 
 pytestmark = pytest.mark.anyio
 
@@ -113,6 +114,8 @@ EXPECTED_TRANSPORTS = [
     "ServerConnection",
     "StdioTransport",
     "Transport",
+    "use_httpx",
+    "use_httpx_while",
 ]
 
 
@@ -241,7 +244,7 @@ def answer(result: object):
 async def test_headers_and_the_first_describe(mode: str) -> None:
     fake = FakeServer()
     fake.on("memory/recall", answer({"records": []}))
-    with respx.mock() as router:
+    with use_httpx(), respx.mock() as router:
         route = router.post(RPC_URL).mock(side_effect=fake)
         driver = make(mode, token="s3cret")
         await driver.recall("x")
@@ -350,7 +353,7 @@ async def test_impossible_arguments_are_refused_unsent(fake_server, mode) -> Non
 async def test_timeouts_reach_the_wire(mode: str) -> None:
     fake = FakeServer()
     fake.on("memory/recall", answer({"records": []}))
-    with respx.mock() as router:
+    with use_httpx(), respx.mock() as router:
         route = router.post(RPC_URL).mock(side_effect=fake)
         driver = make(mode)
         await driver.recall("x")

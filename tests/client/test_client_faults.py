@@ -23,6 +23,7 @@ from client_support import (
 
 import a2m
 from a2m import A2MClient, AsyncA2MClient
+from a2m.transports import use_httpx
 
 pytestmark = pytest.mark.anyio
 
@@ -207,7 +208,12 @@ async def test_each_retry_is_logged_at_warning(fake_server, mode, caplog) -> Non
 async def test_a_dropped_response_after_commit_does_not_duplicate_the_write(mode) -> None:
     from a2m_server.server import A2MServer
 
-    with A2MServer() as server, server.connect() as connection, respx.mock() as router:
+    with (
+        A2MServer() as server,
+        server.connect() as connection,
+        use_httpx(),
+        respx.mock() as router,
+    ):
         dropped: list[list[str]] = []
 
         def forward(request: httpx.Request) -> httpx.Response:

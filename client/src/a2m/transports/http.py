@@ -1,13 +1,28 @@
-"""JSON-RPC over HTTP (§8.3): one ``POST`` per call through a pooled httpx client, with the
-bearer token and ``A2M-Protocol-Version`` header, and HTTP failures mapped onto the error
-tree. An injected ``httpx.Client`` / ``httpx.AsyncClient`` is used as is and never closed."""
+"""JSON-RPC over HTTP (§8.3): one ``POST`` per call, with the bearer token and
+``A2M-Protocol-Version`` header, and HTTP failures mapped onto the error tree.
+
+Which client carries the ``POST``: an injected ``httpx.Client`` / ``httpx.AsyncClient`` is
+used as is and never closed. Otherwise a plain ``http://`` URL that no proxy in the
+environment applies to (``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, as httpx reads them)
+goes through the lean HTTP/1.1 client of :mod:`a2m.transports._http1`, which costs a call
+a fraction of what httpx does; anything else (``https://``, a proxy) through a pooled httpx
+client, as does every call made while :func:`use_httpx` is active (or a condition given to
+:func:`use_httpx_while` holds), so httpx-level mocks such as respx see the requests. Both
+paths read the response through one function, so statuses map the same way."""
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
+import json
+import threading
 import time
-from collections.abc import Mapping
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any, NoReturn
+from urllib.parse import SplitResult, urlsplit
 
 import httpx
 
@@ -22,8 +37,9 @@ from a2m.errors import (
 from a2m_types import PROTOCOL_HEADER, PROTOCOL_VERSION
 
 from ._base import AsyncTransport, Transport, decode_message, encode_message
+from ._http1 import AsyncPool, Origin, SyncPool, async_supported
 
-__all__ = ["AsyncHTTPTransport", "HTTPTransport"]
+__all__ = ["AsyncHTTPTransport", "HTTPTransport", "use_httpx", "use_httpx_while"]
 
 _BODY_SNIPPET = 500
 
@@ -67,10 +83,18 @@ def _raise_transport(exc: httpx.TransportError, method: str | None, url: str) ->
     raise A2MConnectionError(f"the connection to {url} failed: {exc}", method=method) from exc
 
 
-def _response_object(response: httpx.Response, method: str | None) -> dict[str, Any]:
-    status = response.status_code
-    if status == 200 or (200 < status < 300 and response.content):
-        message = decode_message(response.content, method=method)
+def _response_object(
+    status: int,
+    reason: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    method: str | None,
+    url: str,
+) -> dict[str, Any]:
+    """The JSON-RPC response object an HTTP response carries, or the error it stands for.
+    ``headers`` is looked up by lower-case name."""
+    if status == 200 or (200 < status < 300 and body):
+        message = decode_message(body, method=method)
         if not isinstance(message, dict):
             raise ResponseValidationError(
                 f"expected one JSON-RPC response object, got {type(message).__name__}",
@@ -88,22 +112,28 @@ def _response_object(response: httpx.Response, method: str | None) -> dict[str, 
         # §8.3.2: a refused protocol version is a 400 carrying a JSON-RPC error object, which
         # the client maps to its protocol class like any other error.
         try:
-            message = decode_message(response.content, method=method)
+            message = decode_message(body, method=method)
         except ResponseValidationError:
             message = None
         if isinstance(message, dict) and isinstance(message.get("error"), dict):
             return message
-    raise _status_error(response, method)
+    raise _status_error(status, reason, headers, body, method, url)
 
 
-def _status_error(response: httpx.Response, method: str | None) -> A2MHTTPStatusError:
-    status = response.status_code
-    body = response.text[:_BODY_SNIPPET]
+def _status_error(
+    status: int,
+    reason: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    method: str | None,
+    url: str,
+) -> A2MHTTPStatusError:
+    text = body.decode("utf-8", "replace")
     detail: str | None = None
     code: int | None = None
     data: Any = None
     try:
-        parsed = response.json()
+        parsed = json.loads(text)
     except ValueError:
         parsed = None
     if isinstance(parsed, dict):
@@ -114,23 +144,133 @@ def _status_error(response: httpx.Response, method: str | None) -> A2MHTTPStatus
             detail = str(error.get("message", "")) or None
             code = error.get("code") if isinstance(error.get("code"), int) else None
             data = error.get("data")
-    reason = response.reason_phrase or "error"
-    message = f"HTTP {status} {reason} from {response.request.url}"
+    message = f"HTTP {status} {reason or 'error'} from {url}"
     if detail:
         message += f": {detail}"
     return error_for_status(status)(
         message,
         status=status,
-        body=body,
-        retry_after=_retry_after(response.headers.get("retry-after")),
+        body=text[:_BODY_SNIPPET],
+        retry_after=_retry_after(headers.get("retry-after")),
         method=method,
         code=code,
         data=data,
     )
 
 
+def _httpx_response(response: httpx.Response, method: str | None) -> dict[str, Any]:
+    return _response_object(
+        response.status_code,
+        response.reason_phrase,
+        response.headers,
+        response.content,
+        method,
+        str(response.request.url),
+    )
+
+
+# --- choosing the path ----------------------------------------------------------------------
+
+_hook_lock = threading.Lock()
+_forced = 0
+_conditions: list[Callable[[], bool]] = []
+
+
+@contextmanager
+def use_httpx() -> Iterator[None]:
+    """While active, in every thread and task, HTTP transports without an injected client
+    send through their httpx client, so an httpx-level mock (respx) answers them; it is read
+    at each request, so clients made before it are covered. Nestable.
+
+    ```python
+    with respx.mock() as router, use_httpx():
+        router.post("http://a2m.test/").respond(json={...})
+        A2MClient("http://a2m.test/").recall("x")  # answered by respx
+    ```
+    """
+    global _forced
+    with _hook_lock:
+        _forced += 1
+    try:
+        yield
+    finally:
+        with _hook_lock:
+            _forced -= 1
+
+
+def use_httpx_while(condition: Callable[[], bool]) -> None:
+    """Make HTTP transports send through httpx whenever ``condition()`` is true, from now
+    on: for a mocking kit that knows when its mock is active (``a2m_testing`` registers
+    "a router of ``route_to_server`` is started"). It is called at every request while
+    registered, so it must be cheap and thread-safe; it cannot be unregistered."""
+    with _hook_lock:
+        _conditions.append(condition)
+
+
+def _httpx_forced() -> bool:
+    if _forced:
+        return True
+    return bool(_conditions) and any(condition() for condition in tuple(_conditions))
+
+
+def _no_proxy_for(parts: SplitResult) -> bool:
+    """Whether httpx, trusting the environment, would connect to this ``http://`` URL
+    directly: no ``HTTP_PROXY`` / ``ALL_PROXY`` (either case), or ``NO_PROXY`` covers it."""
+    proxies = urllib.request.getproxies_environment()
+    if not (proxies.get("http") or proxies.get("all")):
+        return True
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # not in typeshed
+    return bool(bypass(parts.netloc, proxies))
+
+
+_FRAMING = frozenset({"host", "content-length", "transfer-encoding", "connection", "expect"})
+_URI_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%"
+)
+
+
+def _lean_origin(url: str, headers: Mapping[str, str]) -> Origin | None:
+    """The origin the lean client can POST ``url`` to, or ``None`` when httpx must: not
+    plain ``http://``, a proxy applies, credentials in the URL, characters that need
+    percent-encoding (httpx encodes them), or headers that set the framing."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port if parts.port is not None else 80
+    except ValueError:
+        return None  # httpx reports the bad URL at the first request, as it always has
+    host = parts.hostname
+    if (
+        parts.scheme.lower() != "http"
+        or not host
+        or parts.username is not None
+        or not _URI_CHARS.issuperset(url)
+        or not _no_proxy_for(parts)
+        or any(name.lower() in _FRAMING for name in headers)
+    ):
+        return None
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    sent = dict(headers)
+    if not any(name.lower() == "user-agent" for name in sent):
+        sent["User-Agent"] = user_agent()
+    try:
+        return Origin.build(host, port, target, url, sent)
+    except ValueError:  # a header that cannot go out as it is: httpx says why
+        return None
+
+
+@lru_cache(maxsize=1)
+def user_agent() -> str:
+    """``a2m-python/<version>``, the ``User-Agent`` the client sends."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"a2m-python/{version('a2m-client')}"
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "a2m-python"
+
+
 class HTTPTransport(Transport):
-    """Synchronous JSON-RPC over HTTP; thread-safe, pooling connections in one httpx client."""
+    """Synchronous JSON-RPC over HTTP; thread-safe, pooling keep-alive connections."""
 
     def __init__(
         self,
@@ -143,27 +283,51 @@ class HTTPTransport(Transport):
         self.url = url
         self._headers = _headers(token, headers)
         self._owns_client = http_client is None
-        self._client = http_client if http_client is not None else httpx.Client()
+        self._client = http_client
+        origin = _lean_origin(url, self._headers) if http_client is None else None
+        self._pool = SyncPool(origin) if origin is not None else None
+        self._lock = threading.Lock()
+
+    def _httpx(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(headers={"User-Agent": user_agent()})
+            return self._client
 
     def handle_request(self, request: dict[str, Any], *, timeout: float | None) -> dict[str, Any]:
         """POST ``request`` and return the JSON-RPC response object."""
         method = request.get("method")
+        content = encode_message(request)
+        pool = self._pool
+        if pool is not None and not _httpx_forced():
+            reply = pool.request(content, timeout, method)
+            return _response_object(
+                reply.status, reply.reason, reply.headers, reply.body, method, self.url
+            )
+        client = self._client or self._httpx()
         try:
-            response = self._client.post(
-                self.url, content=encode_message(request), headers=self._headers, timeout=timeout
+            response = client.post(
+                self.url, content=content, headers=self._headers, timeout=timeout
             )
         except httpx.TransportError as exc:
             _raise_transport(exc, method, self.url)
-        return _response_object(response, method)
+        return _httpx_response(response, method)
 
     def close(self) -> None:
-        """Close the httpx client, unless it was injected."""
+        """Close the connections, and the httpx client unless it was injected."""
+        if self._pool is not None:
+            self._pool.close()
         if self._owns_client:
-            self._client.close()
+            with self._lock:
+                client, self._client = self._client, None
+                self._owns_client = client is None
+            if client is not None:
+                client.close()
 
 
 class AsyncHTTPTransport(AsyncTransport):
-    """Asynchronous JSON-RPC over HTTP; task-safe, pooling connections in one httpx client."""
+    """Asynchronous JSON-RPC over HTTP; task-safe, pooling keep-alive connections. Under an
+    async library other than asyncio (trio, through anyio) calls go through httpx."""
 
     def __init__(
         self,
@@ -176,22 +340,54 @@ class AsyncHTTPTransport(AsyncTransport):
         self.url = url
         self._headers = _headers(token, headers)
         self._owns_client = http_client is None
-        self._client = http_client if http_client is not None else httpx.AsyncClient()
+        self._client = http_client
+        origin = _lean_origin(url, self._headers) if http_client is None else None
+        self._pool = AsyncPool(origin) if origin is not None else None
+        self._lock = threading.Lock()
+
+    def _httpx(self) -> httpx.AsyncClient:
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.AsyncClient(headers={"User-Agent": user_agent()})
+            return self._client
 
     async def handle_async_request(
         self, request: dict[str, Any], *, timeout: float | None
     ) -> dict[str, Any]:
         """POST ``request`` and return the JSON-RPC response object."""
         method = request.get("method")
+        content = encode_message(request)
+        pool = self._pool
+        if pool is not None and not _httpx_forced() and _on_asyncio():
+            reply = await pool.request(content, timeout, method)
+            return _response_object(
+                reply.status, reply.reason, reply.headers, reply.body, method, self.url
+            )
+        client = self._client or self._httpx()
         try:
-            response = await self._client.post(
-                self.url, content=encode_message(request), headers=self._headers, timeout=timeout
+            response = await client.post(
+                self.url, content=content, headers=self._headers, timeout=timeout
             )
         except httpx.TransportError as exc:
             _raise_transport(exc, method, self.url)
-        return _response_object(response, method)
+        return _httpx_response(response, method)
 
     async def aclose(self) -> None:
-        """Close the httpx client, unless it was injected."""
+        """Close the connections, and the httpx client unless it was injected."""
+        if self._pool is not None:
+            self._pool.close()
         if self._owns_client:
-            await self._client.aclose()
+            with self._lock:
+                client, self._client = self._client, None
+                self._owns_client = client is None
+            if client is not None:
+                await client.aclose()
+
+
+def _on_asyncio() -> bool:
+    """Whether this task runs on an asyncio loop the lean client can wait on."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # another async library (trio): httpx speaks it through anyio
+        return False
+    return async_supported(loop)

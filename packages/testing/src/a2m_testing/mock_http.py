@@ -5,16 +5,22 @@ The answers are the HTTP binding's (§8.3): ``POST`` of one JSON-RPC message →
 the response, or ``202`` for a notification; any other method → ``405``; the well-known
 profile on ``GET``; a refused ``A2M-Protocol-Version`` → ``400``; with ``tokens``, a
 missing or unknown bearer token → ``401``. The Origin policy and body limits are not
-modelled: test those against a real server (``a2m_http_url``)."""
+modelled: test those against a real server (``a2m_http_url``).
+
+The client sends plain ``http://`` through its own HTTP/1.1 client, which respx cannot see,
+unless ``a2m.transports.use_httpx()`` is active; while a router given to
+:func:`route_to_server` is started it is, as if that block were inside ``use_httpx()``."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import respx
 
+from a2m.transports import use_httpx_while
 from a2m_types import PROTOCOL_HEADER, PROTOCOL_VERSION, ErrorCode, is_compatible
 
 if TYPE_CHECKING:
@@ -124,11 +130,29 @@ def route_to_server(
             client.remember("no sockets were harmed")
     ```
     """
+    _routed.add(router)
     target = httpx.URL(url)
     lookups: dict[str, Any] = {"scheme": target.scheme, "host": target.host}
     if target.port is not None:
         lookups["port"] = target.port
     return router.route(**lookups).mock(side_effect=InProcessHTTP(server, url, tokens=tokens))
+
+
+_routed: weakref.WeakSet[respx.Router] = weakref.WeakSet()
+"""Every router :func:`route_to_server` added a route to (dropped when collected)."""
+
+
+def _a_routed_router_is_started() -> bool:
+    """Whether a router with a :func:`route_to_server` route is mocking httpx now: then A2M
+    clients must send through httpx to reach it."""
+    for router in list(_routed):
+        mocker = getattr(router, "Mocker", None)
+        if mocker is not None and router in mocker.routers:
+            return True
+    return False
+
+
+use_httpx_while(_a_routed_router_is_started)
 
 
 def _json_text(status: int, text: str) -> httpx.Response:

@@ -342,9 +342,12 @@ def a2m_respx_router(a2m_server: A2MServer, a2m_respx_url: str) -> Iterator[resp
     from ``a2m_server``, as the HTTP binding would, with no sockets: code under test using
     ``A2MClient(url)``, ``AsyncA2MClient(url)`` or plain httpx (sync or async) just works.
     Any other request fails as unmocked unless the test adds a route for it
-    (``a2m_respx_router.get("https://api.example/…").respond(…)``)."""
+    (``a2m_respx_router.get("https://api.example/…").respond(…)``). While it is active, A2M
+    HTTP transports send through httpx (``a2m.transports.use_httpx()``), which respx sees."""
     import respx
 
-    with respx.mock(assert_all_called=False) as router:
+    from a2m.transports import use_httpx
+
+    with use_httpx(), respx.mock(assert_all_called=False) as router:
         route_to_server(router, a2m_server, a2m_respx_url)
         yield router
