@@ -142,7 +142,7 @@ def _unambiguous(value: Any) -> bool:
     (which starts with ``[`` or ``{``); SQLite never finds a number equal to text."""
     if isinstance(value, str):
         return not value.startswith(("[", "{"))
-    return value != 0 and value != 1
+    return bool(value != 0 and value != 1)
 
 
 def _column_tests(column: str) -> tuple[str, str]:
