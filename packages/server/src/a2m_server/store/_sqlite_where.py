@@ -8,6 +8,7 @@ a chain of a thousand alternatives exceeds SQLite's expression depth."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any
@@ -48,8 +49,10 @@ _SYMBOLS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _COMPARABLE = "json_type(r.metadata, ?) IN ('integer', 'real', 'text')"
 
 
+@functools.lru_cache(maxsize=1024)
 def json_path(*segments: str) -> str:
-    """The SQLite JSON path of a metadata key, or of a nested path (each segment quoted)."""
+    """The SQLite JSON path of a metadata key, or of a nested path (each segment quoted);
+    kept for the paths filters name again and again."""
     quoted = ('"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"' for s in segments)
     return "$." + ".".join(quoted)
 
