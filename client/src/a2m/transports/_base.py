@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from types import TracebackType
@@ -112,8 +113,29 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# A run of 19 digits: the shortest integer literal that may reach 2**63, past which orjson
+# reads an integer as a float (the standard library keeps it exact).
+_LONG_DIGITS_TEXT = re.compile(r"\d{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+
+
 def decode_message(raw: bytes | str, *, method: str | None = None) -> Any:
-    """Parse one JSON message strictly; a body that is not JSON is a ResponseValidationError."""
+    """Parse one JSON message strictly; a body that is not JSON is a ResponseValidationError.
+
+    With orjson installed, a text it parses is its value, unless some integer in it may
+    pass 64 bits (a run of 19 digits anywhere, strings included); anything it refuses
+    (NaN, 1e400, a lone surrogate, deep nesting) is decided by the standard library, whose
+    values and errors are the contract."""
+    if _orjson is not None:
+        if isinstance(raw, str):
+            long_digits = _LONG_DIGITS_TEXT.search(raw) is not None
+        else:
+            long_digits = _LONG_DIGITS_BYTES.search(raw) is not None
+        if not long_digits:
+            try:
+                return _orjson.loads(raw)
+            except _orjson.JSONDecodeError:
+                pass
     try:
         return json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
