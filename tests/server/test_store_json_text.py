@@ -1,5 +1,6 @@
 """``store.dump_json``: the text a store keeps reads back as the value dumped, exactly as
-the standard library's text does, and what the standard library refuses is refused."""
+the standard library's text does, and what the standard library refuses is refused;
+``load_json`` reads kept text back as the standard library reads it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2m_server.store import dump_json
+from a2m_server.store._json_text import load_json
 
 _JSON = st.recursive(
     st.none()
@@ -56,3 +58,23 @@ def test_nan_and_infinity_are_refused(bad: float) -> None:
 def test_a_type_json_lacks_is_refused() -> None:
     with pytest.raises(TypeError):
         dump_json({"x": object()})
+
+
+@given(_JSON | st.integers(min_value=2**62, max_value=2**70).map(lambda n: {"n": [n, -n]}))
+def test_kept_text_reads_back_as_the_standard_library_reads_it(value: Any) -> None:
+    for text in (dump_json(value), json.dumps(value)):
+        assert load_json(text) == json.loads(text)
+        assert repr(load_json(text)) == repr(json.loads(text))  # 1 stays 1, not 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"n":18446744073709551616}',  # past 64 bits, which orjson would read as a float
+        '{"n":-9223372036854775809,"id":"12345678901234567890"}',
+        '{"s":"\\ud800"}',  # a lone surrogate, as the standard library writes one
+        '{"f":[0.1,5e-324,1.7976931348623157e308,-0.0]}',
+    ],
+)
+def test_what_orjson_would_read_otherwise_is_read_by_the_standard_library(text: str) -> None:
+    assert repr(load_json(text)) == repr(json.loads(text))

@@ -142,6 +142,43 @@ def test_or_widest_and_deepest_runs() -> None:
         assert len(connection.call("memory/timeline", {"where": where})["records"]) == 1
 
 
+# Values the SQL may mistake for one another: the text of a container ("[1, 2]" beside
+# [1, 2]), the numbers 0 and 1 beside false and true (SQLite reads those as 0 and 1), a
+# float beside its integer, the ends of the number line and of the string order.
+LOOKALIKES: list[Any] = [
+    0, 1, 1.0, 0.0, -0.0, 2, 2.5, -1, 2**53 + 1, 2**70, -(2**70), 1e308,
+    "0", "1", "", "a", "[1,2]", "[1, 2]", "[]", "{}", '{"n":1}', "[", "{", "\u00e9",
+    True, False, None, [1, 2], [], {"n": 1}, {},
+]  # fmt: skip
+LOOKALIKE_OPERANDS: list[Any] = [
+    0, 1, 1.0, 0.0, -1, 0.5, 2, 2**53, 2**70, -(2**80), 1e308,
+    "", "0", "1", "[", "[1,2]", "[1, 2]", "{}", "{", "a", "\u00e9",
+]  # fmt: skip
+
+
+def test_lookalike_values_compare_in_sql_as_the_client_matches() -> None:
+    with A2MServer() as server, server.connect() as connection:
+        metadata = [{"v": v, "deep": {"v": v}} for v in LOOKALIKES] + [{}, {"v": {"w": 1}}]
+        records = [{"content": f"value {n}", "metadata": m} for n, m in enumerate(metadata)]
+        connection.call("memory/remember", {"records": records})
+        stored = connection.call("memory/timeline", {})["records"]
+        wheres: list[dict[str, Any]] = []
+        for key, operand in itertools.product(["v", "metadata.deep.v"], LOOKALIKE_OPERANDS):
+            wheres += [{key: {op: operand}} for op in ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")]
+            wheres.append({key: {"$in": [operand, 2.5]}})
+            wheres.append({key: {"$nin": [operand, "a"]}})
+        wheres += [
+            {"v": {"$gt": 0, "$lt": 1}},
+            {"v": {"$gte": 0, "$lte": 1}},
+            {"$or": [{"v": {"$gte": 0.5}}, {"v": {"$gte": ""}}, {"v": {"$in": [True]}}]},
+            {"$and": [{"v": {"$gt": -1}}, {"v": {"$lte": "[1, 2]"}}]},
+        ]
+        for where in wheres:
+            expected = {r["id"] for r in stored if matches(where, r)}
+            found = connection.call("memory/timeline", {"where": where})["records"]
+            assert {r["id"] for r in found} == expected, f"{where}"
+
+
 def test_a_key_named_or_with_plain_values_is_a_metadata_key() -> None:
     with A2MServer() as server, server.connect() as connection:
         meta = {"$or": "x", "$and": 2}

@@ -112,8 +112,34 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# A run of 19 digits is the shortest integer literal that may reach 2**63, past which orjson
+# reads an integer as a float (the standard library keeps it exact). The text is mapped to
+# "0" for each digit and " " for all else, and searched for such a run, at C speed.
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_DIGIT_RUN = b"0" * 19
+
+
+def _may_hold_long_integer(raw: bytes | bytearray | str) -> bool:
+    if isinstance(raw, str):
+        try:
+            raw = raw.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the standard library decides
+            return True
+    return _LONG_DIGIT_RUN in raw.translate(_DIGITS_AS_ZEROS)
+
+
 def decode_message(raw: bytes | str, *, method: str | None = None) -> Any:
-    """Parse one JSON message strictly; a body that is not JSON is a ResponseValidationError."""
+    """Parse one JSON message strictly; a body that is not JSON is a ResponseValidationError.
+
+    With orjson installed, a text it parses is its value, unless some integer in it may
+    pass 64 bits (a run of 19 digits anywhere, strings included); anything it refuses
+    (NaN, 1e400, a lone surrogate, deep nesting) is decided by the standard library, whose
+    values and errors are the contract."""
+    if _orjson is not None and not _may_hold_long_integer(raw):
+        try:
+            return _orjson.loads(raw)
+        except _orjson.JSONDecodeError:
+            pass
     try:
         return json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:

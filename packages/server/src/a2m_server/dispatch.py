@@ -5,7 +5,6 @@ It knows no method and no storage; ``invoke`` does the work."""
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable
@@ -30,8 +29,9 @@ def decode(raw: str | bytes) -> Any:
 
 
 def encode(message: dict[str, Any]) -> str:
-    """Serialise one message as a single line of JSON."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Serialise one message as a single line of JSON (orjson where it writes the same
+    value); raises ``ValueError`` for a value JSON cannot carry."""
+    return _json.dumps(message)
 
 
 def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

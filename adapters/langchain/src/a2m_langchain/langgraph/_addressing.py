@@ -21,6 +21,7 @@ strings is addressable and prefix searches still narrow on the hashed segment.""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
@@ -61,8 +62,10 @@ class AddressError(ValueError):
     most 256 characters, a key of at most 512, once escaped)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def encode_segment(segment: str) -> str:
-    """The A2M namespace segment for one LangGraph namespace label."""
+    """The A2M namespace segment for one LangGraph namespace label (a store names a few
+    namespaces over and over, so each label is escaped once)."""
     if (
         _PLAIN_SEGMENT.fullmatch(segment)
         and not segment.startswith(_SEGMENT_MARK)
@@ -178,10 +181,21 @@ def parse_address(
         space, _, key = a2m_key.rpartition("/")
     if not space or not key:
         return None
-    segments = space.split("/")
-    if segments[: len(root)] != list(root) or len(segments) == len(root):
+    namespace = _decoded_namespace(space, tuple(root))
+    if namespace is None:
         return None
-    return tuple(decode_segment(s) for s in segments[len(root) :]), decode_key(key)
+    return namespace, decode_key(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decoded_namespace(space: str, root: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The namespace tuple of A2M namespace ``space`` beneath ``root`` (``None`` when it
+    is not beneath it, or is ``root`` itself). Every record a search returns shares a
+    few namespaces, so each is decoded once."""
+    segments = space.split("/")
+    if tuple(segments[: len(root)]) != root or len(segments) == len(root):
+        return None
+    return tuple(decode_segment(s) for s in segments[len(root) :])
 
 
 def _named(

@@ -112,17 +112,24 @@ def _updated_at(record: Record) -> datetime:
 
 
 def to_item(
-    record: Record, root: Sequence[str], *, score: float | None = None, search: bool = False
+    record: Record,
+    root: Sequence[str],
+    *,
+    score: float | None = None,
+    search: bool = False,
+    value: dict[str, Any] | None = None,
 ) -> Item | None:
     """The item ``record`` is, or ``None`` when it is no item (no key, no namespace, or
-    in the checkpointer's reserved namespace)."""
+    in the checkpointer's reserved namespace). ``value``: its :func:`item_value`, when
+    the caller has it already."""
     if record.key is None:
         return None
     address = parse_address(record.key, record.metadata, root)
     if address is None or (not root and address[0][0] == RESERVED_ROOT):
         return None
     namespace, key = address
-    value = item_value(record)
+    if value is None:
+        value = item_value(record)
     updated = _updated_at(record)
     if search:
         return SearchItem(namespace, key, value, record.created_at, updated, score)

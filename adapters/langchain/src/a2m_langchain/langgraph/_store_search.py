@@ -292,9 +292,12 @@ def _nearest(
 
 def _hit(record: Record, op: SearchOp, settings: StoreSettings) -> SearchItem | None:
     # The filter first: it is cheaper than building the item, and most records fail it.
-    if record.key is None or not matches_filter(item_value(record), op.filter):
+    if record.key is None:
         return None
-    item = to_item(record, settings.root, search=True)
+    value = item_value(record)
+    if not matches_filter(value, op.filter):
+        return None
+    item = to_item(record, settings.root, search=True, value=value)
     if item is None or item.namespace[: len(op.namespace_prefix)] != op.namespace_prefix:
         return None
     return cast(SearchItem, item)

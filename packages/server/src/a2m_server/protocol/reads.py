@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -256,20 +257,25 @@ def _page(
     """The ``cursor`` extension: the oldest ``limit`` records after the cursor's position,
     and the cursor after the last of them while more follow."""
     store_id = proto.store.store_id
-    digest = listing_digest(
-        tier=selector.tier,
-        where=selector.where,
-        key_prefix=selector.key_prefix,
-        scope=selector.scope,
-    )
-    after = decode_page_cursor(store_id, digest, params.cursor) if params.cursor else None
+
+    @functools.cache
+    def digest() -> str:
+        # Only a cursor read or written needs it: a first page that is the last one not.
+        return listing_digest(
+            tier=selector.tier,
+            where=selector.where,
+            key_prefix=selector.key_prefix,
+            scope=selector.scope,
+        )
+
+    after = decode_page_cursor(store_id, digest(), params.cursor) if params.cursor else None
     with proto.store.reading() as reader:
         page = reader.select(selector.with_(after=after), limit=limit + 1, embeddings=want_vectors)
     following = None
     if len(page) > limit:
         page = page[:limit]
         last = page[-1]
-        following = encode_page_cursor(store_id, digest, last.created_at, last.rowid)
+        following = encode_page_cursor(store_id, digest(), last.created_at, last.rowid)
     return {
         "records": [record_to_wire(r, capabilities, embeddings=want_vectors) for r in page],
         "next_cursor": following,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,8 +12,11 @@ from a2m_types import format_timestamp, from_epoch_ms
 __all__ = ["record_to_wire", "timestamp"]
 
 
+@functools.lru_cache(maxsize=16384)
 def timestamp(ms: int) -> str:
-    """Epoch milliseconds as an RFC 3339 ``…Z`` string with milliseconds (§3.3)."""
+    """Epoch milliseconds as an RFC 3339 ``…Z`` string with milliseconds (§3.3); kept for
+    the instants reads return again and again (a record's stamps, a batch's one
+    millisecond), each of which costs a datetime and a strftime to write."""
     return format_timestamp(from_epoch_ms(ms))
 
 

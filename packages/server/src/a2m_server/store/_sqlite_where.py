@@ -8,6 +8,7 @@ a chain of a thousand alternatives exceeds SQLite's expression depth."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from a2m_types import parse_timestamp, to_epoch_ms
 from a2m_types.filters import Condition
 
-from ._where import Conditions, Dialect
+from ._where import Clause, Conditions, Dialect
 
 __all__ = ["FIELD_COLUMNS", "TIME_COLUMNS", "json_path", "where_clause"]
 
@@ -48,8 +49,10 @@ _SYMBOLS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _COMPARABLE = "json_type(r.metadata, ?) IN ('integer', 'real', 'text')"
 
 
+@functools.lru_cache(maxsize=1024)
 def json_path(*segments: str) -> str:
-    """The SQLite JSON path of a metadata key, or of a nested path (each segment quoted)."""
+    """The SQLite JSON path of a metadata key, or of a nested path (each segment quoted);
+    kept for the paths filters name again and again."""
     quoted = ('"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"' for s in segments)
     return "$." + ".".join(quoted)
 
@@ -114,6 +117,17 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
             # numbers and strings may compare equal to a scalar.
             scalars.append(value)
     extract = "json_extract(r.metadata, ?)"
+    if all(map(_unambiguous, scalars)):
+        # No value that json_extract could also give for a boolean or a container: the
+        # type test is implied, and each row's metadata is parsed once rather than twice.
+        _gather(
+            found,
+            scalars,
+            f"coalesce({extract} = ?, 0)",
+            f"coalesce({extract} IN (SELECT value FROM json_each(?)), 0)",
+            path,
+        )
+        return found.any()
     _gather(
         found,
         scalars,
@@ -123,6 +137,15 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
         path,
     )
     return found.any()
+
+
+def _unambiguous(value: Any) -> bool:
+    """Whether only a JSON number or string at a path can give ``json_extract`` this
+    value: it reads ``true``/``false`` as 1/0 and an array or object as its JSON text
+    (which starts with ``[`` or ``{``); SQLite never finds a number equal to text."""
+    if isinstance(value, str):
+        return not value.startswith(("[", "{"))
+    return bool(value != 0 and value != 1)
 
 
 def _column_tests(column: str) -> tuple[str, str]:
@@ -152,12 +175,52 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
         column = f"r.{FIELD_COLUMNS[condition.target[0]]}"
         kinds = "('integer', 'real')" if numeric else "('text')"
         return f"(typeof({column}) IN {kinds} AND {column} {symbol} ?)", [operand]
-    path = json_path(*condition.target)
-    kinds = "('integer', 'real')" if numeric else "('text')"
-    return (
-        f"(json_type(r.metadata, ?) IN {kinds} AND json_extract(r.metadata, ?) {symbol} ?)",
-        [path, path, operand],
-    )
+    return _metadata_ordering(json_path(*condition.target), condition.op, operand)
+
+
+# The ends of each kind's range in SQLite's order: every number lies between the
+# infinities, and every text between '' and the empty blob (numbers < text < blobs).
+_NUMBERS = (-math.inf, math.inf)
+_TEXTS = ("", b"")
+
+
+def _metadata_ordering(path: str, op: str, operand: Any) -> Clause:
+    """A comparison with a metadata value of the operand's kind (numbers with numbers,
+    strings with strings). ``x BETWEEN lo AND hi`` reads the value once, where a type
+    test and a comparison would parse the row's metadata twice; it holds values of the
+    operand's kind only, and the rest of the type test runs on rows in range alone: for
+    strings (an array's JSON text sorts among them), and for numbers where the range
+    holds 0 or 1 (what ``json_extract`` gives for false and true)."""
+    symbol = _SYMBOLS[op]
+    numeric = not isinstance(operand, str)
+    low, high = _NUMBERS if numeric else _TEXTS
+    if op in ("$gt", "$gte"):
+        low = operand
+    else:
+        high = operand
+    extract = "json_extract(r.metadata, ?)"
+    clause = f"({extract} BETWEEN ? AND ?"
+    params: list[Any] = [path, low, high]
+    if op in ("$gt", "$lt"):
+        clause += f" AND {extract} {symbol} ?"
+        params += [path, operand]
+    if not numeric:
+        clause += " AND json_type(r.metadata, ?) = 'text'"
+        params.append(path)
+    elif any(_holds(op, flag, operand) for flag in (0, 1)):
+        clause += " AND json_type(r.metadata, ?) IN ('integer', 'real')"
+        params.append(path)
+    return clause + ")", params
+
+
+def _holds(op: str, value: float, operand: float) -> bool:
+    if op == "$gt":
+        return value > operand
+    if op == "$gte":
+        return value >= operand
+    if op == "$lt":
+        return value < operand
+    return value <= operand
 
 
 def _presence(condition: Condition) -> tuple[str, list[Any]]:

@@ -6,7 +6,6 @@ decides *what* to do and calls these primitives inside one write transaction."""
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -14,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import vectors
-from ._json_text import dump_json
+from ._json_text import dump_json, load_json
 
 __all__ = [
     "RECORD_COLUMNS",
@@ -81,7 +80,7 @@ class StoredRecord:
             created_at=row[3],
             updated_at=row[4],
             role=row[5],
-            metadata=json.loads(row[6]) if row[6] is not None else None,
+            metadata=load_json(row[6]) if row[6] is not None else None,
             group=row[7],
             tier=row[8],
             salience=row[9],
