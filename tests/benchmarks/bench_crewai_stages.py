@@ -266,6 +266,8 @@ def _run(options: argparse.Namespace, work: Path) -> None:
     http = median["server"] - median["in process"]
     print(f"  {http:6.1f}  HTTP layer (the server process's CPU less that)")
     print(f"  {median['server']:6.1f}  = the server process, CPU (with its checkpoint thread)")
+    tick = 1e6 / (os.sysconf("SC_CLK_TCK") * count)
+    print(f"  (another process's CPU is read in clock ticks: +-{tick:.0f} us per record here)")
 
 
 if __name__ == "__main__":
