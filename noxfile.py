@@ -147,6 +147,7 @@ BENCH_QUICK = {
     "bench_server.py": ["--sizes", "1000"],
     "bench_client.py": ["--records", "500", "--block", "10", "--rounds", "5", "--batches", "3"],
     "bench_crewai.py": ["--records", "200", "--searches", "50", "--rounds", "1"],
+    "bench_crewai_stages.py": ["--records", "200", "--rounds", "1"],
     "bench_langchain.py": [
         "--messages",
         "50",

@@ -18,6 +18,7 @@ import pytest
 
 from a2m_server import A2MServer, Connection
 from a2m_server.store import SQLiteStore
+from a2m_server.store.schema import SCHEMA_VERSION
 from a2m_server.text import ANALYZER, index_terms, query_terms
 
 # --- the analyser -------------------------------------------------------------------------
@@ -262,7 +263,7 @@ def test_a_store_file_of_release_0_1_0_opens_migrated_with_nothing_lost(
         assert "timestamps" in vectors["records"][0]["content"]
         assert peer.call("memory/recall", {"query": "forget me"})["records"] == []
     after = _snapshot(db)
-    assert after["schema_version"] == "2"
+    assert after["schema_version"] == str(SCHEMA_VERSION)
     assert after["analyzer"] == ANALYZER
     for table in ("records", "record_vectors", "events", "write_ids"):
         assert after[table] == before[table], table

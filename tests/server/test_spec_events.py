@@ -348,3 +348,23 @@ def test_4_13_subscription_is_per_connection(make_peer: PeerFactory) -> None:
     fresh = make_peer.adopt(listener.sibling())
     other.remember({"content": "nobody subscribed"})
     assert fresh.notifications() == []
+
+
+@pytest.mark.spec("4.12")
+@pytest.mark.parametrize("size", [1, 3, 64, 97, 200])
+def test_4_12_a_batch_logs_one_written_event_per_record_in_order(peer: Peer, size: int) -> None:
+    """A remember of many records logs them in its order, each once, whatever the batch
+    size (the store inserts a batch's events a few rows per statement)."""
+    session = uid("session")
+    cursor = peer.events_head()
+    ids = peer.remember(*({"content": f"batch {i}"} for i in range(size)), session=session)
+    seen: list[dict[str, Any]] = []
+    while True:
+        result = peer.call("memory/events", {"cursor": cursor, "limit": 100})
+        seen += result["events"]
+        cursor = result["cursor"]
+        if not result.get("more"):
+            break
+    written = [event for event in seen if event["kind"] == "written"]
+    assert _written_ids(written) == ids  # consolidation may log beside them; writes in order
+    assert all(event.get("session") == session for event in written)

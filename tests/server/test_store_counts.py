@@ -121,3 +121,72 @@ def test_a_version_1_file_gets_counts_on_opening(tmp_path: Path) -> None:
         for viewer in ("alice", "bob", None):
             assert described(peer, viewer) == full_counts(db, viewer)
         assert sum(described(peer, None).values()) == 7
+
+
+def test_an_import_counts_only_the_records_it_adds(tmp_path: Path, store_backend: str) -> None:
+    """Records restored from a dump are counted as they go in; a record the store already
+    holds is skipped by the import, and so is its count."""
+    import io
+
+    from a2m_server.transfer import export_records, import_records
+
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with A2MServer(ServerConfig(tiers=TIERS), db=source) as server:
+        peer = server.connect()
+        for index, owner in enumerate(OWNERS):
+            who = {} if owner is None else {"owner": owner}
+            records = [{"content": f"n {index} {i}", "tier": TIERS[i % 4].name} for i in range(3)]
+            peer.call("memory/remember", {"records": records, **who})
+        dump = io.StringIO()
+        export_records(server.store, dump)
+    with A2MServer(ServerConfig(tiers=TIERS), db=target) as server:
+        peer = server.connect()
+        peer.call("memory/remember", {"records": [{"content": "already here", "tier": "semantic"}]})
+        dump.seek(0)
+        assert import_records(server.store, dump) == (9, 9)
+        dump.seek(0)
+        assert import_records(server.store, dump) == (9, 0)  # every record is there already
+        for viewer in OWNERS:
+            assert described(peer, viewer) == full_counts(target, viewer), viewer
+        assert sum(described(peer, None).values()) == 10
+
+
+@pytest.mark.sqlite_only("builds a SQLite file of schema version 2")
+def test_a_version_2_file_keeps_exact_counts_once_its_insert_trigger_is_gone(
+    tmp_path: Path,
+) -> None:
+    """Schema v3 counts inserts in the store, not by a trigger on every row: a v2 file
+    (which counted them by trigger) opens as v3 without that trigger, and its counts stay
+    exact through new writes."""
+    from a2m_server.store import schema
+
+    db = tmp_path / "v2.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    for version in (1, 2):
+        for statement in schema._statements(schema._MIGRATIONS[version]):
+            conn.execute(statement)
+    conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '2')")
+    conn.execute(
+        "INSERT INTO records (id, content, created_at, updated_at, tier, owner) "
+        "VALUES ('old-1', 'old one', 1, 1, 'semantic', NULL), "
+        "('old-2', 'old two', 1, 1, 'episodic', 'alice')"
+    )
+    conn.close()
+    with A2MServer(ServerConfig(tiers=TIERS), db=db) as server:
+        peer = server.connect()
+        peer.call(
+            "memory/remember",
+            {"records": [{"content": "new", "tier": "episodic"}], "owner": "alice"},
+        )
+        peer.call("memory/forget", {"ids": ["old-1"]})
+        for viewer in OWNERS:
+            assert described(peer, viewer) == full_counts(db, viewer), viewer
+    conn = sqlite3.connect(db)
+    triggers = {
+        name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    }
+    (version,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    conn.close()
+    assert "records_count_insert" not in triggers
+    assert {"records_count_delete", "records_count_update"} <= triggers
+    assert version == "3"

@@ -289,13 +289,34 @@ def _json_native(value: Any) -> bool:
     ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``): what dumping to JSON
     leaves as it is."""
     kind = type(value)
-    if kind is dict:
-        return all(type(key) is str and _json_native(item) for key, item in value.items())
-    if kind is list:
-        return all(_json_native(item) for item in value)
-    if kind is float:
-        return math.isfinite(value)
-    return kind is str or kind is int or kind is bool or value is None
+    if kind is not dict and kind is not list:
+        if kind is float:
+            return math.isfinite(value)
+        return kind is str or kind is int or kind is bool or value is None
+    pending = [value]
+    pop, push = pending.pop, pending.append
+    while pending:
+        item = pop()
+        if type(item) is dict:
+            for key in item:
+                if type(key) is not str:
+                    return False
+            items = item.values()
+        else:
+            items = item
+        # Scalars are settled in the loop, without a call each: most of metadata is.
+        for entry in items:
+            kind = type(entry)
+            if kind is str or kind is int or entry is None or kind is bool:
+                continue
+            if kind is float:
+                if not math.isfinite(entry):
+                    return False
+            elif kind is dict or kind is list:
+                push(entry)
+            else:
+                return False
+    return True
 
 
 def _idempotent(spec: MethodSpec, params: Mapping[str, Any]) -> bool:

@@ -32,22 +32,37 @@ def _reject_constant(name: str) -> Any:
 
 
 def _holds_big_number(value: Any) -> bool:
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return (kind is float or kind is int) and abs(value) >= _BIG
     pending = [value]
+    pop, push = pending.pop, pending.append
     while pending:
-        item = pending.pop()
-        kind = type(item)
-        if kind is dict:
-            pending.extend(item.values())
-        elif kind is list:
+        item = pop()
+        if type(item) is dict:
+            items = item.values()
+        else:
             try:  # a vector: one C-speed pass, no Python step per number
                 # Every |x| is at most the Euclidean norm, so a norm under _BIG clears
                 # the list; only a larger one needs the exact look at its extremes.
-                if math.hypot(*item) >= _BIG and (max(item) >= _BIG or min(item) <= -_BIG):
+                if math.hypot(*item) < _BIG:
+                    continue
+                if max(item) >= _BIG or min(item) <= -_BIG:
                     return True
+                continue
             except (TypeError, OverflowError):  # not all numbers, or an int past floats
-                pending.extend(item)
-        elif (kind is float or kind is int) and abs(item) >= _BIG:
-            return True
+                items = item
+        # Scalars are settled here, without a trip through the stack each: most of a
+        # record is strings.
+        for entry in items:
+            kind = type(entry)
+            if kind is str or entry is None or kind is bool:
+                continue
+            if kind is float or kind is int:
+                if abs(entry) >= _BIG:
+                    return True
+            else:
+                push(entry)  # only dicts and lists come out of a parser
     return False
 
 

@@ -6,7 +6,7 @@ import sqlite3
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -111,7 +111,14 @@ SELECT coalesce('=' || owner, ''), owner, tier, count(*) FROM records
 WHERE tier IS NOT NULL GROUP BY owner, tier;
 """
 
-_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+# Version 3 counts inserted records once per statement, in the store's insert (SQLite has
+# no statement-level trigger): the row trigger ran an upsert of record_counts for every
+# record, the dearest part of writing a batch. Deletes and moves keep their triggers.
+_V3 = """
+DROP TRIGGER records_count_insert;
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
 
 
 def _version(conn: sqlite3.Connection) -> int:

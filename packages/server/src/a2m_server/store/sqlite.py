@@ -15,7 +15,7 @@ import struct
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -490,6 +490,17 @@ class _Reader(StoreReader):
         return int(row[0]) if row else None
 
 
+_EVENT_CHUNK = 64
+"""The most events one INSERT carries (5 parameters each, far below SQLite's limit)."""
+
+
+@functools.lru_cache(maxsize=8)
+def _events_insert(rows: int) -> str:
+    return "INSERT INTO events (at, kind, owner, tier, payload) VALUES " + ", ".join(
+        ["(?, ?, ?, ?, ?)"] * rows
+    )
+
+
 class _Writer(_Reader, StoreWriter):
     def __init__(self, store: SQLiteStore, conn: sqlite3.Connection) -> None:
         super().__init__(store, conn)
@@ -550,11 +561,28 @@ class _Writer(_Reader, StoreWriter):
             # The index copies each vector when the transaction has committed; nothing
             # changes a written record's list before then.
             self.vector_adds.update(with_vectors)
+        self._count_added(records)
         self.records_written += len(records)
         return rowids
 
+    def _count_added(self, records: Iterable[NewRecord | StoredRecord]) -> None:
+        """Add inserted records to ``record_counts``: one upsert per owner and tier, not
+        one per record (schema v3; deletes and moves are counted by triggers)."""
+        added: dict[tuple[str | None, str], int] = {}
+        for rec in records:
+            if rec.tier is not None:
+                place = (rec.owner, rec.tier)
+                added[place] = added.get(place, 0) + 1
+        if added:
+            self._conn.executemany(
+                "INSERT INTO record_counts (owner_key, owner, tier, n) "
+                "VALUES (coalesce('=' || ?1, ''), ?1, ?2, ?3) "
+                "ON CONFLICT (owner_key, tier) DO UPDATE SET n = n + excluded.n",
+                [(owner, tier, n) for (owner, tier), n in added.items()],
+            )
+
     def restore(self, records: Sequence[StoredRecord]) -> int:
-        added = 0
+        restored: list[StoredRecord] = []
         for rec in records:
             cursor = self._conn.execute(
                 "INSERT OR IGNORE INTO records (id, content, created_at, updated_at, role, "
@@ -596,9 +624,10 @@ class _Writer(_Reader, StoreWriter):
                     (rowid, _pack(rec.embedding)),
                 )
                 self.vector_adds[rowid] = list(rec.embedding)
-            added += 1
-        self.records_written += added
-        return added
+            restored.append(rec)
+        self._count_added(restored)
+        self.records_written += len(restored)
+        return len(restored)
 
     def replace(self, record_id: str, new: NewRecord) -> StoredRecord:
         row = self._conn.execute("SELECT rowid FROM records WHERE id = ?", (record_id,)).fetchone()
@@ -775,13 +804,19 @@ class _Writer(_Reader, StoreWriter):
         self,
         events: Sequence[tuple[str, int, Mapping[str, Any], str | None, str | None]],
     ) -> None:
-        self._conn.executemany(
-            "INSERT INTO events (at, kind, owner, tier, payload) VALUES (?, ?, ?, ?, ?)",
-            [
-                (at, kind, owner, tier, dump_json(dict(payload)))
-                for kind, at, payload, owner, tier in events
-            ],
-        )
+        rows = [
+            (at, kind, owner, tier, dump_json(payload if type(payload) is dict else dict(payload)))
+            for kind, at, payload, owner, tier in events
+        ]
+        # A few multi-row statements, not one statement per event: the log's AUTOINCREMENT
+        # writes sqlite_sequence once per statement, which was most of an event's cost.
+        # Chunks of a power of two keep the statement texts (and the cache) to a handful.
+        start = 0
+        while start < len(rows):
+            size = min(_EVENT_CHUNK, 1 << ((len(rows) - start).bit_length() - 1))
+            chunk = rows[start : start + size]
+            self._conn.execute(_events_insert(size), [value for row in chunk for value in row])
+            start += size
         self.events_appended += len(events)
 
     def append_event(
