@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, reject, settings
 
 from a2m_server import A2MServer, LimitsConfig, ServerConfig
 from a2m_testing.servers import serve_http
@@ -25,6 +25,19 @@ SEED = {"records": [{"content": "seed", "key": "seed/k", "embedding": [1.0, 0.0,
 # Small limits keep every generated body (even one over a limit) far below the 4 MiB the
 # gate admits, so an over-limit request meets the protocol's refusal, not the gate's 413.
 CONFIG = ServerConfig(limits=LimitsConfig(max_records_per_call=20, max_content_length=2000))
+
+
+MAX_REQUEST_LINE = 60 * 1024
+"""Below the longest request line the HTTP layer reads (64 KiB): a longer URL is refused
+by uvicorn with a plain-text 400 before the app sees it, which no document can describe
+(packages/server/README.md says so). A generated ``where`` of nested ``$or`` lists can
+exceed it; such a case tests the HTTP layer's bound, not the document."""
+
+
+def _request_line(case: Any, base_url: str) -> int:
+    sent = case.as_transport_kwargs(base_url=base_url)
+    url = httpx.Request(sent["method"], sent["url"], params=sent.get("params")).url
+    return len(sent["method"]) + len(url.raw_path) + len(" HTTP/1.1")
 
 
 def _seeded() -> A2MServer:
@@ -79,4 +92,6 @@ def test_the_api_matches_its_openapi_document(case: Any, base_url: str, issued_c
     query = case.query
     if case.path.endswith("/entries") and isinstance(query, dict) and "cursor" in query:
         query["cursor"] = ""
+    if _request_line(case, base_url) > MAX_REQUEST_LINE:
+        reject()
     case.call_and_validate(base_url=base_url)
