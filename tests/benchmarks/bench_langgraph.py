@@ -16,6 +16,7 @@ wheel (with pgvector) in a temporary directory; the A2M server runs as
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import os
 import random
@@ -126,21 +127,28 @@ class Workload:
         ]
 
     def run(self, store: BaseStore) -> dict[str, list[float]]:
+        """Time each phase, after a full garbage collection: a collection of the whole
+        process (about 100 ms here) falling inside a 200-op phase would halve its ops/s
+        for whichever store happened to meet it."""
         timings: dict[str, list[float]] = {
             "put batch": [],
             "get": [],
             "filtered": [],
             "semantic": [],
         }
+        gc.collect()
         for start in range(0, len(self.puts), self.batch):
             chunk = self.puts[start : start + self.batch]
             timings["put batch"].append(_timed(lambda c=chunk: store.batch(c)))
+        gc.collect()
         for namespace, key in self.gets:
             timings["get"].append(_timed(lambda n=namespace, k=key: store.get(n, k)))
+        gc.collect()
         for namespace, filter in self.filtered:
             timings["filtered"].append(
                 _timed(lambda n=namespace, f=filter: store.search(n, filter=f, limit=10))
             )
+        gc.collect()
         for namespace, query in self.semantic:
             timings["semantic"].append(
                 _timed(lambda n=namespace, q=query: store.search(n, query=q, limit=10))
