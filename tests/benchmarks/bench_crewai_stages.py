@@ -132,7 +132,10 @@ def _instrument(spent: Spent) -> None:
     RememberParams.model_validate = _timed(  # type: ignore[method-assign]
         spent, "params validation", RememberParams.model_validate
     )
-    writes.prepare_write = _timed(spent, "prepare_write", writes.prepare_write)  # type: ignore[assignment]
+    if hasattr(writes, "prepare_writes"):  # the whole batch in one call
+        writes.prepare_writes = _timed(spent, "prepare_write", writes.prepare_writes)
+    else:
+        writes.prepare_write = _timed(spent, "prepare_write", writes.prepare_write)  # type: ignore[assignment]
     writes.write_records = _timed(spent, "write_records (all of it)", writes.write_records)  # type: ignore[assignment]
     sqlite_store._pack = _timed(spent, "  pack vectors", sqlite_store._pack)  # type: ignore[assignment]
     protocol_core.Protocol.invoke = _timed(  # type: ignore[method-assign]
