@@ -120,18 +120,35 @@ def _instrument(spent: Spent) -> None:
     if _json._orjson is not None:
         loads = _timed(spent, "decode: orjson.loads", _json._orjson.loads)
         _json._orjson = type(  # type: ignore[assignment]
-            "TimedOrjson", (), {"JSONDecodeError": orjson.JSONDecodeError, "loads": loads}
+            "TimedOrjson",
+            (),
+            {
+                "JSONDecodeError": orjson.JSONDecodeError,
+                "loads": loads,
+                "dumps": staticmethod(_json._orjson.dumps),  # timed as "encode the response"
+            },
         )
     server_module.encode = _timed(spent, "encode the response", dispatch.encode)  # type: ignore[assignment]
     RememberParams.model_validate = _timed(  # type: ignore[method-assign]
         spent, "params validation", RememberParams.model_validate
     )
-    writes.prepare_write = _timed(spent, "prepare_write", writes.prepare_write)  # type: ignore[assignment]
+    if hasattr(writes, "prepare_writes"):  # the whole batch in one call
+        writes.prepare_writes = _timed(spent, "prepare_write", writes.prepare_writes)
+    else:
+        writes.prepare_write = _timed(spent, "prepare_write", writes.prepare_write)  # type: ignore[assignment]
     writes.write_records = _timed(spent, "write_records (all of it)", writes.write_records)  # type: ignore[assignment]
     sqlite_store._pack = _timed(spent, "  pack vectors", sqlite_store._pack)  # type: ignore[assignment]
     protocol_core.Protocol.invoke = _timed(  # type: ignore[method-assign]
         spent, "protocol.invoke (all of it)", protocol_core.Protocol.invoke
     )
+
+
+_PLAIN_REQUEST = getattr(transport_base, "PlainRequest", None)
+
+
+def _walk(message: dict[str, Any]) -> bool:
+    """What ``encode_message`` checks before orjson: nothing for a request proven plain."""
+    return type(message) is _PLAIN_REQUEST or transport_base._plain_finite(message)
 
 
 def main() -> None:
@@ -222,8 +239,8 @@ def _run(options: argparse.Namespace, work: Path) -> None:
         stage("client: _remember_wire", core._remember_wire, models)
         calls = [core.prepare_remember(batch, NOT_GIVEN, NOT_GIVEN) for batch in inputs]
         messages = [core.build_request(call, n + 1) for n, call in enumerate(calls)]
-        stage("encode: plain-JSON walk", transport_base._plain_finite, messages)
-        stage("encode: orjson.dumps", orjson.dumps, messages)
+        stage("encode: plain-JSON walk", _walk, messages)
+        stage("encode: orjson.dumps", orjson.dumps, [dict(m) for m in messages])
         bodies = [transport_base.encode_message(m) for m in messages]
 
         server = A2MServer(db=str(work / f"stages-{round_number}.db"))

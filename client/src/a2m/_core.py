@@ -66,6 +66,7 @@ from .errors import (
     ResponseValidationError,
     error_for_code,
 )
+from .transports._base import PlainRequest
 
 __all__ = [
     "CONSOLIDATE",
@@ -161,6 +162,9 @@ class Call(Generic[R]):
     method: Method[R]
     params: dict[str, Any]
     idempotent: bool
+    plain: bool = False
+    """Whether ``params`` are proven exact JSON types without NaN or infinity by how they
+    were built (see :func:`_remember_wire`), so the request skips the encoder's walk."""
 
     @property
     def name(self) -> str:
@@ -223,7 +227,7 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
         if value is not NOT_GIVEN
     }
     try:
-        params = _wire(spec.params.model_validate(given))
+        params, plain = _wire(spec.params.model_validate(given))
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc']) or 'params'}: {error['msg']}"
@@ -242,18 +246,19 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
             raise InvalidParams(
                 f"{exc} (nothing was sent)", method=spec.name, data={"field": exc.field}
             ) from None
-    return Call(method, params, _idempotent(spec, params))
+    return Call(method, params, _idempotent(spec, params), plain)
 
 
-def _wire(params: Params) -> dict[str, Any]:
-    """``params.to_wire()``; for ``memory/remember`` built from the validated values
-    instead, when that is the same JSON: dumping re-walks every vector it has just
-    validated, and a batch of vectors is most of what a client spends on a write."""
+def _wire(params: Params) -> tuple[dict[str, Any], bool]:
+    """``params.to_wire()``, and whether it is proven plain, finite JSON; for
+    ``memory/remember`` built from the validated values instead, when that is the same
+    JSON: dumping re-walks every vector it has just validated, and a batch of vectors is
+    most of what a client spends on a write. Only that path is proven plain."""
     if type(params) is RememberParams:
         wire = _remember_wire(params)
         if wire is not None:
-            return wire
-    return params.to_wire()
+            return wire, True
+    return params.to_wire(), False
 
 
 def _fields(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
@@ -266,9 +271,11 @@ _RECORD_INPUT_FIELDS = _fields(RecordInput)
 
 def _remember_wire(params: RememberParams) -> dict[str, Any] | None:
     """What ``to_wire`` gives for ``params``, read off the validated model: its strict
-    fields hold JSON values already (strings, finite floats made exact, a list of them),
-    so only metadata, which holds anything, is looked at; ``None`` when some metadata is
-    not plain JSON, which ``to_wire`` converts."""
+    fields hold JSON values already (strings, finite floats made exact, a list of them,
+    each an exact ``str`` or ``float`` whatever subclass came in), so only metadata, which
+    holds anything, is looked at; ``None`` when some metadata is not plain JSON, which
+    ``to_wire`` converts. What it returns is plain, finite JSON throughout: the encoder
+    need not walk it again (``Call.plain``)."""
     records: list[dict[str, Any]] = []
     for record in params.records:
         values = record.__dict__
@@ -396,7 +403,10 @@ def remember_values(
 
 
 def build_request(call: Call[Any], request_id: int) -> dict[str, Any]:
-    """The JSON-RPC request object for ``call``."""
+    """The JSON-RPC request object for ``call``: a :class:`PlainRequest` when its params
+    are proven plain, finite JSON, which the encoder then need not walk."""
+    if call.plain:
+        return PlainRequest(jsonrpc="2.0", id=request_id, method=call.name, params=call.params)
     return {"jsonrpc": "2.0", "id": request_id, "method": call.name, "params": call.params}
 
 

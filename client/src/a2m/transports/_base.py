@@ -18,6 +18,7 @@ from a2m.errors import InvalidParams, ResponseValidationError
 __all__ = [
     "AsyncTransport",
     "NotificationHandler",
+    "PlainRequest",
     "Transport",
     "decode_message",
     "encode_message",
@@ -88,16 +89,34 @@ def _plain_finite(value: Any) -> bool:
 _SCALARS = frozenset({str, int, bool, type(None)})
 
 
+class PlainRequest(dict[str, Any]):
+    """A request object proven, by how it was built, to hold only what :func:`_plain_finite`
+    accepts: :func:`encode_message` skips that walk for it. Only the client's own request
+    building makes one (``memory/remember`` params read off a validated model, whose
+    fields are exact strings and finite floats and whose metadata was walked); to anything
+    else it is an ordinary ``dict``."""
+
+    __slots__ = ()
+
+
 def encode_message(message: dict[str, Any]) -> bytes:
     """One JSON-RPC message as compact UTF-8 JSON on a single line (§8.2). With orjson
     installed, a message of plain JSON types without NaN or infinity is encoded by it (the
     same JSON, floats written shortest-exact as ``repr`` writes them); anything else, and
-    anything orjson refuses, by the standard library, whose errors are the contract."""
-    if _orjson is not None and _plain_finite(message):
-        try:
-            return _orjson.dumps(message, default=_refuse_type, option=_PASSTHROUGH)
-        except TypeError:  # an int beyond 64 bits, a lone surrogate...: decided below
-            pass
+    anything orjson refuses, by the standard library, whose errors are the contract. A
+    :class:`PlainRequest` is plain and finite already, so goes to orjson unwalked."""
+    if _orjson is not None:
+        if type(message) is PlainRequest:
+            plain: dict[str, Any] | None = dict(message)  # orjson passes subclasses on
+        elif _plain_finite(message):
+            plain = message
+        else:
+            plain = None
+        if plain is not None:
+            try:
+                return _orjson.dumps(plain, default=_refuse_type, option=_PASSTHROUGH)
+            except TypeError:  # an int beyond 64 bits, a lone surrogate...: decided below
+                pass
     try:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError as exc:

@@ -19,7 +19,14 @@ from .filtering import checked_where
 from .hub import deletion_event
 from .tiers import enforce_capacity
 
-__all__ = ["WriteRequest", "forget", "prepare_write", "remember", "write_records"]
+__all__ = [
+    "WriteRequest",
+    "forget",
+    "prepare_write",
+    "prepare_writes",
+    "remember",
+    "write_records",
+]
 
 
 @dataclass
@@ -32,6 +39,37 @@ class WriteRequest:
     explicit_tier: bool
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What a call's capabilities and limits make of every record it writes, read once."""
+
+    max_content_length: int
+    tiers: bool
+    home_tier: str | None
+    scopes: bool
+    embeddings: bool
+    salience: bool
+    sessions: bool
+    keys: bool
+    external: bool
+
+    @classmethod
+    def of(cls, proto: Protocol, ctx: CallContext) -> _Plan:
+        caps = ctx.capabilities
+        tiers = "tiers" in caps
+        return cls(
+            max_content_length=proto.config.limits.max_content_length,
+            tiers=tiers,
+            home_tier=proto.config.home_tier if tiers else None,
+            scopes="scopes" in caps,
+            embeddings="embeddings" in caps,
+            salience="salience" in caps,
+            sessions="sessions" in caps,
+            keys="keys" in caps,
+            external="external" in caps,
+        )
+
+
 def prepare_write(
     proto: Protocol,
     ctx: CallContext,
@@ -41,24 +79,50 @@ def prepare_write(
     default_session: str | None,
     index: int,
 ) -> WriteRequest:
-    caps = ctx.capabilities
-    limits = proto.config.limits
-    if len(item.content) > limits.max_content_length:
+    """``item`` checked against the limits and made a :class:`WriteRequest`: defaults
+    filled, fields the call's capabilities do not cover dropped, the owner resolved."""
+    return _prepare(proto, ctx, _Plan.of(proto, ctx), item, default_owner, default_session, index)
+
+
+def prepare_writes(
+    proto: Protocol,
+    ctx: CallContext,
+    items: Sequence[RecordInput],
+    *,
+    default_owner: str | None,
+    default_session: str | None,
+) -> list[WriteRequest]:
+    """:func:`prepare_write` for each of ``items``, the capabilities read once."""
+    plan = _Plan.of(proto, ctx)
+    return [
+        _prepare(proto, ctx, plan, item, default_owner, default_session, index)
+        for index, item in enumerate(items)
+    ]
+
+
+def _prepare(
+    proto: Protocol,
+    ctx: CallContext,
+    plan: _Plan,
+    item: RecordInput,
+    default_owner: str | None,
+    default_session: str | None,
+    index: int,
+) -> WriteRequest:
+    content = item.content
+    if len(content) > plan.max_content_length:
+        maximum = plan.max_content_length
         raise ProtocolError(
             ErrorCode.QUOTA_EXCEEDED,
-            f"records.{index}.content is {len(item.content)} characters; "
-            f"max_content_length is {limits.max_content_length}",
-            {
-                "limit": "max_content_length",
-                "max": limits.max_content_length,
-                "got": len(item.content),
-                "index": index,
-            },
+            f"records.{index}.content is {len(content)} characters; "
+            f"max_content_length is {maximum}",
+            {"limit": "max_content_length", "max": maximum, "got": len(content), "index": index},
         )
+    metadata = item.metadata
     metadata_json: str | None = None
-    if item.metadata is not None:
+    if metadata is not None:
         try:
-            metadata_json = dump_json(item.metadata)
+            metadata_json = dump_json(metadata)
         except ValueError:
             # §3.1: metadata that cannot be stored fails the write; it is never dropped.
             raise ProtocolError.invalid_params(
@@ -70,33 +134,34 @@ def prepare_write(
         # §4.2: silently dropping a caller's placement is a correctness bug, so tier is
         # the one record field refused, rather than ignored, without the capability.
         tier = proto.tier(ctx, item.tier, f"records.{index}.tier").name
-    elif "tiers" in caps:
-        tier = proto.config.home_tier
+    elif plan.tiers:
+        tier = plan.home_tier
     owner = default_owner
-    if "scopes" in caps and item.owner is not None:
+    if plan.scopes and item.owner is not None:
         owner = proto.acting_owner(ctx, item.owner)
     # The validated list itself: params are this call's own, and nothing changes them.
-    embedding = item.embedding if "embeddings" in caps and item.embedding else None
+    embedding = item.embedding if plan.embeddings and item.embedding else None
+    external = plan.external
     return WriteRequest(
-        new=NewRecord(
+        NewRecord(
             id=item.id or "",
-            content=item.content,
+            content=content,
             created_at=0,
             role=item.role,
-            metadata=item.metadata,
+            metadata=metadata,
             group=item.group,
             tier=tier,
-            salience=float(item.salience or 0.0) if "salience" in caps else 0.0,
+            salience=float(item.salience or 0.0) if plan.salience else 0.0,
             owner=owner,
-            session=(item.session or default_session) if "sessions" in caps else None,
-            key=item.key if "keys" in caps else None,
+            session=(item.session or default_session) if plan.sessions else None,
+            key=item.key if plan.keys else None,
             embedding=embedding,
-            uri=item.uri if "external" in caps else None,
-            media_type=item.media_type if "external" in caps else None,
+            uri=item.uri if external else None,
+            media_type=item.media_type if external else None,
             metadata_json=metadata_json,
         ),
-        write_id=item.id,
-        explicit_tier=item.tier is not None,
+        item.id,
+        item.tier is not None,
     )
 
 
@@ -111,9 +176,18 @@ def _expiry(metadata: dict[str, Any] | None, now: int) -> int | None:
     return None
 
 
-def _check_widths(writer: StoreWriter, requests: Sequence[WriteRequest]) -> int | None:
-    """§3.7: the first vector fixes the width; any other width is EMBEDDING_MISMATCH."""
-    width = writer.dimensions()
+def _check_widths(writer: StoreWriter, requests: Sequence[WriteRequest]) -> None:
+    """§3.7: the first vector fixes the width; any other width is EMBEDDING_MISMATCH. The
+    store takes the width of the first vector it is given."""
+    stored = writer.dimensions()
+    widths = {len(vector) for r in requests if (vector := r.new.embedding) is not None}
+    if not widths:
+        return
+    if len(widths) == 1 and (stored is None or stored in widths):
+        if stored is None:
+            writer.set_dimensions(widths.pop())
+        return
+    width = stored
     for index, request in enumerate(requests):
         vector = request.new.embedding
         if vector is None:
@@ -127,7 +201,7 @@ def _check_widths(writer: StoreWriter, requests: Sequence[WriteRequest]) -> int 
                 f"vectors have {width}",
                 {"expected": width, "got": len(vector), "index": index},
             )
-    return width
+    raise AssertionError("unreachable: the widths differ, so one of them mismatched")
 
 
 def _place_in_group(proto: Protocol, writer: StoreWriter, request: WriteRequest) -> None:
@@ -165,21 +239,23 @@ def _look_up(writer: StoreWriter, requests: Sequence[WriteRequest]) -> _Lookups 
 
     Also ``None`` when an id, key or owner holds a NUL character: a store may pass a batch
     lookup's values as one JSON text, and SQLite's JSON functions end a string at NUL."""
+    news = [r.new for r in requests]
     write_ids = [r.write_id for r in requests if r.write_id is not None]
-    keys = [(r.new.owner or "", r.new.key) for r in requests if r.new.key is not None]
+    keyed = [i for i, new in enumerate(news) if new.key is not None]
+    keys = [(news[i].owner, news[i].key or "") for i in keyed]
     if (
-        any(r.new.group is not None for r in requests)
+        any(new.group is not None for new in news)
         or len(set(write_ids)) < len(write_ids)
-        or len(set(keys)) < len(keys)
-        or any("\x00" in value for value in write_ids)
-        or any("\x00" in owner or "\x00" in key for owner, key in keys)
+        or len({(owner or "", key) for owner, key in keys}) < len(keys)
+        # one C-speed scan for a NUL in any id, key or owner
+        or "\x00" in "".join(write_ids)
+        or "\x00" in "".join(key + (owner or "") for owner, key in keys)
     ):
         return None
-    keyed = [i for i, r in enumerate(requests) if r.new.key is not None]
-    found = writer.get_by_keys([(requests[i].new.owner, requests[i].new.key or "") for i in keyed])
     current: list[StoredRecord | None] = [None] * len(requests)
-    for index, record in zip(keyed, found, strict=True):
-        current[index] = record
+    if keyed:
+        for index, record in zip(keyed, writer.get_by_keys(keys), strict=True):
+            current[index] = record
     return _Lookups(writer.resolve_write_ids(write_ids), current)
 
 
@@ -190,13 +266,60 @@ def write_records(
 
     A client id already seen returns the record it produced, unchanged (§3.2); a key
     already held by the owner is replaced in place (§3.6)."""
-    width = _check_widths(writer, requests)
-    if width is not None and writer.dimensions() is None:
-        writer.set_dimensions(width)
+    _check_widths(writer, requests)
     now = now_ms()
-    ids: list[str] = []
-    touched_tiers: set[str] = set()
     known = _look_up(writer, requests)
+    touched_tiers: set[str] = set()
+    if known is not None and not known.landed and known.current.count(None) == len(requests):
+        # The usual batch: every record new, none replacing a key or already written.
+        news = [request.new for request in requests]
+        ids = _insert_new(writer, news, now)
+        touched_tiers.update(new.tier for new in news if new.tier is not None)
+    else:
+        ids = _write_one_by_one(proto, writer, requests, known, now, touched_tiers)
+    if "tiers" in ctx.capabilities and touched_tiers:
+        enforce_capacity(proto, writer, touched_tiers)
+    return ids
+
+
+def _insert_new(writer: StoreWriter, news: list[NewRecord], now: int) -> list[str]:
+    """Insert ``news``, none of them replacing a record, with one ``written`` event each:
+    one pass over the batch, then one insert and one event append for all of it."""
+    events: list[tuple[str, int, dict[str, Any], str | None, str | None]] = []
+    append = events.append
+    for new in news:
+        new.created_at = now
+        metadata = new.metadata
+        new.expires_at = _expiry(metadata, now) if metadata and "ttl_s" in metadata else None
+        if not new.id:
+            new.id = new_id()
+        tier, session, key = new.tier, new.session, new.key
+        payload: dict[str, Any] = {"id": new.id}
+        if tier is not None:
+            payload["tier"] = tier
+        if session is not None:
+            payload["session"] = session
+        if key is not None:
+            payload["key"] = key
+            payload["revision"] = 0
+        append(("written", now, payload, new.owner, tier))
+    writer.insert(news)
+    writer.append_events(events)
+    return [new.id for new in news]
+
+
+def _write_one_by_one(
+    proto: Protocol,
+    writer: StoreWriter,
+    requests: Sequence[WriteRequest],
+    known: _Lookups | None,
+    now: int,
+    touched_tiers: set[str],
+) -> list[str]:
+    """The general case: records replacing what a key holds, repeating a client id, in a
+    group, or in a batch that could not be looked up at once, in order. Adds the tier of
+    each record written to ``touched_tiers``."""
+    ids: list[str] = []
     # New records are inserted together, with their events, and the batch is flushed
     # before anything that must see it: a key replacement, a group, or (when the batch
     # could not be looked up at once) any key or client id.
@@ -264,8 +387,6 @@ def write_records(
         if not plain:
             flush()
     flush()
-    if "tiers" in ctx.capabilities and touched_tiers:
-        enforce_capacity(proto, writer, touched_tiers)
     return ids
 
 
@@ -276,17 +397,9 @@ def remember(proto: Protocol, ctx: CallContext, params: RememberParams) -> dict[
     if len(params.records) > maximum:
         raise ProtocolError.quota("max_records_per_call", maximum, len(params.records))
     default_owner = proto.acting_owner(ctx, params.owner)
-    requests = [
-        prepare_write(
-            proto,
-            ctx,
-            item,
-            default_owner=default_owner,
-            default_session=params.session,
-            index=index,
-        )
-        for index, item in enumerate(params.records)
-    ]
+    requests = prepare_writes(
+        proto, ctx, params.records, default_owner=default_owner, default_session=params.session
+    )
     with proto.transaction() as writer:
         ids = write_records(proto, ctx, writer, requests)
     return {"ids": ids}

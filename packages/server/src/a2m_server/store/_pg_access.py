@@ -465,10 +465,9 @@ class PgWriter(PgReader, StoreWriter):
         return rowids
 
     def _insert_now(self, records: Sequence[tuple[int, NewRecord]]) -> None:
-        columns: list[list[Any]] = [[] for _ in range(19)]
-        for rowid, rec in records:
-            body, length = tsvector(rec.content)
-            values = (
+        # Rows built in one pass, then turned into the 19 columns at C speed.
+        rows = [
+            (
                 rowid,
                 rec.id,
                 rec.content,
@@ -486,11 +485,15 @@ class PgWriter(PgReader, StoreWriter):
                 rec.uri,
                 rec.media_type,
                 rec.expires_at,
-                body,
-                length,
+                *tsvector(rec.content),
             )
-            for column, value in zip(columns, values, strict=True):
-                column.append(value)
+            for rowid, rec in records
+        ]
+        columns: list[list[Any]] = (
+            [list(column) for column in zip(*rows, strict=True)]
+            if rows
+            else [[] for _ in range(19)]
+        )
         self._conn.execute(
             "INSERT INTO records (rowid, id, content, created_at, updated_at, role, metadata, "
             "meta, grp, tier, salience, owner, session, key, dims, uri, media_type, expires_at, "

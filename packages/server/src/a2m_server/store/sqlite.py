@@ -529,7 +529,8 @@ class _Writer(_Reader, StoreWriter):
                     rec.created_at,
                     rec.created_at,
                     rec.role,
-                    rec.metadata_text(),
+                    # the writer's dump, without a call, when it made one (it usually has)
+                    rec.metadata_json if rec.metadata_json is not None else rec.metadata_text(),
                     rec.group,
                     rec.tier,
                     rec.salience,
@@ -976,13 +977,18 @@ class SQLiteStore(Store):
         if self._memory:
             return
         with self._write_lock:
-            version = self._read_data_version()
-            if version != self._data_version:
-                self._data_version = version
-                self._terms.clear()
-                with self._index_lock:
-                    self._index = None
-                    self._index_loaded = False
+            self._note_data_version(self._read_data_version())
+
+    def _note_data_version(self, version: int) -> None:
+        """Drop the vector index and the term statistics if ``version`` (the writer
+        connection's ``PRAGMA data_version``, read under the write lock) says another
+        connection committed since it was last read."""
+        if version != self._data_version:
+            self._data_version = version
+            self._terms.clear()
+            with self._index_lock:
+                self._index = None
+                self._index_loaded = False
 
     def _vector_index(self) -> VectorIndex | None:
         self._check_foreign_writes()
@@ -1039,8 +1045,13 @@ class SQLiteStore(Store):
     def writing(self) -> Iterator[StoreWriter]:
         self._ensure_open()
         with self._write_lock:
-            self._check_foreign_writes()
             self._writer.execute("BEGIN IMMEDIATE")
+            if not self._memory:
+                # Read once, inside the transaction: with the write lock held no other
+                # connection can commit until ours does, and a connection's own commits
+                # leave its data_version as it is, so this value still holds after COMMIT.
+                # (Read before BEGIN, a commit landing in between would go unnoticed.)
+                self._note_data_version(self._read_data_version())
             writer = _Writer(self, self._writer)
             accesses = self._access.take()
             try:
@@ -1056,8 +1067,6 @@ class SQLiteStore(Store):
             self._apply_vector_changes(writer)
             self._note_writes(writer.records_written)
             self._note_deletions(writer.records_deleted)
-            if not self._memory:
-                self._data_version = self._read_data_version()
             if self._checkpointer is not None:
                 self._checkpointer.wake()
 
