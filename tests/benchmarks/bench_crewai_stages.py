@@ -72,6 +72,7 @@ from a2m_server.protocol import core as protocol_core  # noqa: E402
 from a2m_server.protocol import writes  # noqa: E402
 from a2m_server.store import sqlite as sqlite_store  # noqa: E402
 from a2m_types import DescribeResult, RememberParams  # noqa: E402
+from a2m_types.plain_json import orjson_matches_stdlib  # noqa: E402
 
 Spent = collections.Counter[str]
 
@@ -148,7 +149,7 @@ _PLAIN_REQUEST = getattr(transport_base, "PlainRequest", None)
 
 def _walk(message: dict[str, Any]) -> bool:
     """What ``encode_message`` checks before orjson: nothing for a request proven plain."""
-    return type(message) is _PLAIN_REQUEST or transport_base._plain_finite(message)
+    return type(message) is _PLAIN_REQUEST or orjson_matches_stdlib(message)
 
 
 def main() -> None:

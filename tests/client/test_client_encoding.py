@@ -17,6 +17,7 @@ import pytest
 from a2m import InvalidParams
 from a2m.transports import _base
 from a2m.transports._base import encode_message
+from a2m_types.plain_json import orjson_matches_stdlib
 
 
 def _stdlib(message: Any) -> bytes:
@@ -108,5 +109,5 @@ def test_what_the_standard_library_decides_stays_its_decision(message: Any) -> N
 def test_orjson_is_used_when_installed() -> None:
     pytest.importorskip("orjson")
     assert _base._orjson is not None
-    assert _base._plain_finite(MESSAGES[0])
-    assert not _base._plain_finite({"v": [1.0, math.nan]})
+    assert orjson_matches_stdlib(MESSAGES[0])
+    assert not orjson_matches_stdlib({"v": [1.0, math.nan]})

@@ -21,6 +21,7 @@ from a2m._types import NOT_GIVEN
 from a2m.transports import _base
 from a2m.transports._base import PlainRequest, encode_message
 from a2m_server import A2MServer
+from a2m_types.plain_json import orjson_matches_stdlib
 
 orjson = pytest.importorskip("orjson")
 
@@ -53,7 +54,7 @@ class _Checked:
 
     def dumps(self, value: Any, **kwargs: Any) -> bytes:
         assert type(value) is dict, "orjson must get a plain dict, never a subclass"
-        assert _base._plain_finite(value), f"orjson was handed a non-plain message: {value!r}"
+        assert orjson_matches_stdlib(value), f"orjson was handed a non-plain message: {value!r}"
         self.seen.append(value)
         result: bytes = orjson.dumps(value, **kwargs)
         return result
@@ -112,7 +113,7 @@ def test_validated_remember_params_are_plain_and_encode_as_the_stdlib_does(
     # What the proof claims, checked the slow way: the walk agrees, the bytes are those
     # of the walked path byte for byte, and the values the standard library's, every
     # float bit for bit.
-    assert _base._plain_finite(dict(request))
+    assert orjson_matches_stdlib(dict(request))
     encoded = encode_message(request)
     assert encoded == encode_message(dict(request))
     assert json.loads(encoded) == json.loads(_stdlib(request))

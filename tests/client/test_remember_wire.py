@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from a2m import _core as core
 from a2m._types import NOT_GIVEN
 from a2m_types import RememberParams
+from a2m_types.plain_json import is_plain_json
 
 
 class _Level(IntEnum):
@@ -111,8 +112,8 @@ def test_only_plain_json_metadata_is_read_off_the_model() -> None:
     converted = _sent({"a": (1, 2)})
     assert converted is not None
     assert converted["records"][0]["metadata"] == {"a": [1, 2]}
-    assert core._json_native(plain)
-    assert not core._json_native({1: "non-string key"})
-    assert not core._json_native({"a": [[math.inf]]})
-    assert not core._json_native({"a": [_Float(1.0)]})
-    assert not core._json_native({"a": {"b": (1,)}})
+    assert is_plain_json(plain)
+    assert not is_plain_json({1: "non-string key"})
+    assert not is_plain_json({"a": [[math.inf]]})
+    assert not is_plain_json({"a": [_Float(1.0)]})
+    assert not is_plain_json({"a": {"b": (1,)}})

@@ -13,7 +13,6 @@ has made a mistake better reported than discovered as a missing field."""
 from __future__ import annotations
 
 import logging
-import math
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ from a2m_types import (
     is_compatible,
     new_id,
 )
+from a2m_types.plain_json import is_plain_json
 
 from ._types import NOT_GIVEN
 from .errors import (
@@ -282,48 +282,13 @@ def _remember_wire(params: RememberParams) -> dict[str, Any] | None:
         chosen = record.model_fields_set
         wire = {alias: values[name] for name, alias in _RECORD_INPUT_FIELDS if name in chosen}
         metadata = wire.get("metadata")
-        if metadata is not None and not _json_native(metadata):
+        if metadata is not None and not is_plain_json(metadata):
             return None
         records.append(wire)
     values, chosen = params.__dict__, params.model_fields_set
     out = {alias: values[name] for name, alias in _REMEMBER_FIELDS if name in chosen}
     out["records"] = records
     return out
-
-
-def _json_native(value: Any) -> bool:
-    """Whether ``value`` is made only of exact JSON types (``dict`` with ``str`` keys,
-    ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``): what dumping to JSON
-    leaves as it is."""
-    kind = type(value)
-    if kind is not dict and kind is not list:
-        if kind is float:
-            return math.isfinite(value)
-        return kind is str or kind is int or kind is bool or value is None
-    pending = [value]
-    pop, push = pending.pop, pending.append
-    while pending:
-        item = pop()
-        if type(item) is dict:
-            for key in item:
-                if type(key) is not str:
-                    return False
-            items = item.values()
-        else:
-            items = item
-        # Scalars are settled in the loop, without a call each: most of metadata is.
-        for entry in items:
-            kind = type(entry)
-            if kind is str or kind is int or entry is None or kind is bool:
-                continue
-            if kind is float:
-                if not math.isfinite(entry):
-                    return False
-            elif kind is dict or kind is list:
-                push(entry)
-            else:
-                return False
-    return True
 
 
 def _idempotent(spec: MethodSpec, params: Mapping[str, Any]) -> bool:

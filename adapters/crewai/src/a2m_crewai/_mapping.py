@@ -25,6 +25,7 @@ from urllib.parse import quote, unquote
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from a2m import Record, filters
+from a2m_types.plain_json import is_plain_json
 
 __all__ = [
     "FRAMEWORK",
@@ -163,41 +164,10 @@ def _naive_utc(moment: datetime) -> datetime:
 _STRICT_JSON = json.JSONEncoder(allow_nan=False)
 
 
-def _plain(value: Any) -> bool:
-    """Whether ``value`` is made only of exact JSON types (``dict`` with ``str`` keys,
-    ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``), which JSON always
-    holds: the usual metadata, judged without dumping it."""
-    pending = [value]
-    pop, push = pending.pop, pending.append
-    while pending:
-        item = pop()
-        kind = type(item)
-        if kind is dict:
-            if not all(type(key) is str for key in item):
-                return False
-            items: Iterable[Any] = item.values()
-        elif kind is list:
-            items = item
-        else:
-            items = (item,)
-        for entry in items:
-            kind = type(entry)
-            if kind is str or kind is int or entry is None or kind is bool:
-                continue
-            if kind is float:
-                if not math.isfinite(entry):
-                    return False
-            elif kind is dict or kind is list:
-                push(entry)
-            else:
-                return False
-    return True
-
-
 def _json_safe(name: str, value: Any) -> None:
     # Plain metadata needs no dump to prove it; anything else (a tuple, a subclass, a
     # key that is not a string) is decided by the standard library's strict encoder.
-    if _plain(value):
+    if is_plain_json(value):
         return
     try:
         _STRICT_JSON.encode(value)

@@ -5,7 +5,6 @@ handler. Everything above it (negotiation, gating, retries, parsing) is binding-
 from __future__ import annotations
 
 import json
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from types import TracebackType
@@ -14,6 +13,7 @@ from typing import Any, ClassVar
 from typing_extensions import Self
 
 from a2m.errors import InvalidParams, ResponseValidationError
+from a2m_types.plain_json import orjson_matches_stdlib
 
 __all__ = [
     "AsyncTransport",
@@ -49,49 +49,10 @@ def _refuse_type(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
-def _plain_finite(value: Any) -> bool:
-    """Whether ``value`` is built of plain JSON types only (exact ``dict`` with ``str``
-    keys, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``) and holds no NaN or
-    infinity: what orjson encodes exactly as the standard library does. A vector costs
-    one C-speed ``sum``, not a Python step per number."""
-    kind = type(value)
-    if kind is dict:
-        for key, item in value.items():
-            # strings, ints and None settled here: most of a record, without a call each
-            item_kind = type(item)
-            if type(key) is not str or (
-                item_kind is not str
-                and item_kind is not int
-                and item is not None
-                and not _plain_finite(item)
-            ):
-                return False
-        return True
-    if kind is list:
-        try:
-            total = sum(value)
-        except (TypeError, OverflowError):  # not all numbers (or huge ints): look at each
-            return all(_plain_finite(item) for item in value)
-        # ints of any size sum exactly; a float total is finite iff every float was,
-        # unless finite floats overflowed, which the close look settles.
-        if type(total) is float and not math.isfinite(total):
-            return all(_plain_finite(item) for item in value)
-        # Numbers only, finite. A number that is not a plain float, int or bool (a numpy
-        # scalar, a Decimal, a float subclass) makes orjson raise TypeError, given the
-        # passthrough options, so the standard library decides it: no need to look at
-        # each number's type here.
-        return True
-    if kind is float:
-        return math.isfinite(value)
-    return kind in _SCALARS
-
-
-_SCALARS = frozenset({str, int, bool, type(None)})
-
-
 class PlainRequest(dict[str, Any]):
-    """A request object proven, by how it was built, to hold only what :func:`_plain_finite`
-    accepts: :func:`encode_message` skips that walk for it. Only the client's own request
+    """A request object proven, by how it was built, to hold only what
+    :func:`~a2m_types.plain_json.orjson_matches_stdlib` accepts: :func:`encode_message`
+    skips that walk for it. Only the client's own request
     building makes one (``memory/remember`` params read off a validated model, whose
     fields are exact strings and finite floats and whose metadata was walked); to anything
     else it is an ordinary ``dict``."""
@@ -108,7 +69,7 @@ def encode_message(message: dict[str, Any]) -> bytes:
     if _orjson is not None:
         if type(message) is PlainRequest:
             plain: dict[str, Any] | None = dict(message)  # orjson passes subclasses on
-        elif _plain_finite(message):
+        elif orjson_matches_stdlib(message):
             plain = message
         else:
             plain = None

@@ -16,6 +16,8 @@ import json
 import math
 from typing import Any
 
+from a2m_types.plain_json import orjson_matches_stdlib
+
 try:  # optional, as in the client
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised where orjson is absent
@@ -91,42 +93,10 @@ _PASSTHROUGH = (
     | _orjson.OPT_PASSTHROUGH_DATACLASS
     | _orjson.OPT_PASSTHROUGH_SUBCLASS
 )
-_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 def _refuse_type(value: Any) -> Any:
     raise TypeError(type(value).__name__)
-
-
-def _plain_finite(value: Any) -> bool:
-    """Whether ``value`` is built of exact ``dict`` (``str`` keys), ``list``, ``str``,
-    ``int``, ``bool``, ``None`` and finite ``float`` only: what orjson writes as the same
-    JSON value the standard library writes. A vector costs one C-speed ``sum``."""
-    kind = type(value)
-    if kind is dict:
-        for key, item in value.items():
-            item_kind = type(item)
-            if type(key) is not str or (
-                item_kind is not str
-                and item_kind is not int
-                and item is not None
-                and not _plain_finite(item)
-            ):
-                return False
-        return True
-    if kind is list:
-        try:
-            total = sum(value)
-        except (TypeError, OverflowError):  # not all numbers: look at each
-            return all(_plain_finite(item) for item in value)
-        if type(total) is float and not math.isfinite(total):
-            return all(_plain_finite(item) for item in value)  # finite ones may overflow
-        # Numbers only: a number of another type (a numpy scalar) makes orjson raise
-        # TypeError under the passthrough options, so the standard library decides it.
-        return True
-    if kind is float:
-        return math.isfinite(value)
-    return kind in _SCALARS
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -136,7 +106,7 @@ def dumps(value: Any) -> str:
     """``value`` as one line of compact JSON (UTF-8 characters unescaped); raises
     ``ValueError`` for NaN or infinity and ``TypeError`` for what JSON cannot hold, as
     ``json.dumps(value, allow_nan=False)`` does."""
-    if _orjson is not None and _plain_finite(value):
+    if _orjson is not None and orjson_matches_stdlib(value):
         try:
             return _orjson.dumps(value, default=_refuse_type, option=_PASSTHROUGH).decode()
         except TypeError:  # an int beyond 64 bits, a lone surrogate...: decided below
