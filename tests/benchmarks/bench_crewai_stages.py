@@ -126,7 +126,6 @@ def _instrument(spent: Spent) -> None:
             {
                 "JSONDecodeError": orjson.JSONDecodeError,
                 "loads": loads,
-                "dumps": staticmethod(_json._orjson.dumps),  # timed as "encode the response"
             },
         )
     server_module.encode = _timed(spent, "encode the response", dispatch.encode)  # type: ignore[assignment]

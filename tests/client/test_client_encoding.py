@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from a2m import InvalidParams
-from a2m.transports import _base
 from a2m.transports._base import encode_message
-from a2m_types.plain_json import orjson_matches_stdlib
+from a2m_types.plain_json import fast_dumps, orjson_matches_stdlib
 
 
 def _stdlib(message: Any) -> bytes:
@@ -108,6 +107,6 @@ def test_what_the_standard_library_decides_stays_its_decision(message: Any) -> N
 
 def test_orjson_is_used_when_installed() -> None:
     pytest.importorskip("orjson")
-    assert _base._orjson is not None
+    assert fast_dumps(MESSAGES[0]) is not None
     assert orjson_matches_stdlib(MESSAGES[0])
     assert not orjson_matches_stdlib({"v": [1.0, math.nan]})

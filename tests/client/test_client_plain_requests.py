@@ -21,7 +21,7 @@ from a2m._types import NOT_GIVEN
 from a2m.transports import _base
 from a2m.transports._base import PlainRequest, encode_message
 from a2m_server import A2MServer
-from a2m_types.plain_json import orjson_matches_stdlib
+from a2m_types.plain_json import fast_dumps, orjson_matches_stdlib
 
 orjson = pytest.importorskip("orjson")
 
@@ -44,29 +44,23 @@ class _Float(float):
 
 
 class _Checked:
-    """orjson, but every message handed to it must pass the plain-JSON walk."""
-
-    JSONDecodeError = orjson.JSONDecodeError
-    OPT_PASSTHROUGH_DATETIME = orjson.OPT_PASSTHROUGH_DATETIME
+    """The client encoder's orjson call, but every message handed to it must pass the
+    plain-JSON walk."""
 
     def __init__(self) -> None:
         self.seen: list[Any] = []
 
-    def dumps(self, value: Any, **kwargs: Any) -> bytes:
+    def __call__(self, value: Any) -> bytes | None:
         assert type(value) is dict, "orjson must get a plain dict, never a subclass"
         assert orjson_matches_stdlib(value), f"orjson was handed a non-plain message: {value!r}"
         self.seen.append(value)
-        result: bytes = orjson.dumps(value, **kwargs)
-        return result
-
-    def loads(self, raw: Any) -> Any:
-        return orjson.loads(raw)
+        return fast_dumps(value)
 
 
 @pytest.fixture
 def checked(monkeypatch: pytest.MonkeyPatch) -> _Checked:
     spy = _Checked()
-    monkeypatch.setattr(_base, "_orjson", spy)
+    monkeypatch.setattr(_base, "fast_dumps", spy)
     return spy
 
 

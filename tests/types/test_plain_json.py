@@ -13,7 +13,13 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from a2m_types.plain_json import is_plain_json, orjson_matches_stdlib
+from a2m_types.plain_json import (
+    NOT_READ,
+    fast_dumps,
+    fast_loads,
+    is_plain_json,
+    orjson_matches_stdlib,
+)
 
 
 class _Float(float):
@@ -86,3 +92,15 @@ def test_a_list_of_numbers_is_judged_by_one_sum() -> None:
     assert orjson_matches_stdlib([2**70, 1.5])
     assert orjson_matches_stdlib([Decimal("1.5")])
     assert not is_plain_json([Decimal("1.5")])
+
+
+def test_the_fast_codec_hands_back_what_only_the_standard_library_reads_as_it_does() -> None:
+    assert fast_dumps({"a": [1, 2.5, None]}) == b'{"a":[1,2.5,null]}'
+    assert fast_dumps({"big": 2**64}) is None  # past 64 bits: the standard library writes it
+    assert fast_dumps({"t": (1, 2)}) is not None  # a tuple is a list to orjson too
+    assert fast_dumps({"sub": _Float(1.0)}) is None  # subclasses are passed through, refused
+    assert fast_loads(b'{"a":[1,2.5]}') == {"a": [1, 2.5]}
+    assert fast_loads('{"n": 1234567890123456789}') is NOT_READ  # may pass 2**63
+    assert fast_loads('{"s": "\ud800"}') is NOT_READ  # a lone surrogate
+    assert fast_loads(b"NaN") is NOT_READ
+    assert fast_loads(b"[1e400]") is NOT_READ

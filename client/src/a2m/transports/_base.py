@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from typing_extensions import Self
 
 from a2m.errors import InvalidParams, ResponseValidationError
-from a2m_types.plain_json import orjson_matches_stdlib
+from a2m_types.plain_json import NOT_READ, fast_dumps, fast_loads, orjson_matches_stdlib
 
 __all__ = [
     "AsyncTransport",
@@ -27,26 +27,6 @@ __all__ = [
 NotificationHandler = Callable[[dict[str, Any]], None]
 """Receives each JSON-RPC notification object a server pushes. Transports may call it from
 any thread (a reader thread, a worker thread, the event loop), so it must be thread-safe."""
-
-
-try:  # optional: a JSON encoder some twenty times faster on vectors
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - exercised where orjson is absent
-    _orjson = None  # type: ignore[assignment]
-
-# What orjson would encode where the standard library refuses (or encodes otherwise):
-# handed to ``_refuse_type`` instead, so the standard library decides.
-_PASSTHROUGH = (
-    0
-    if _orjson is None
-    else _orjson.OPT_PASSTHROUGH_DATETIME
-    | _orjson.OPT_PASSTHROUGH_DATACLASS
-    | _orjson.OPT_PASSTHROUGH_SUBCLASS
-)
-
-
-def _refuse_type(value: Any) -> Any:
-    raise TypeError(type(value).__name__)
 
 
 class PlainRequest(dict[str, Any]):
@@ -66,18 +46,12 @@ def encode_message(message: dict[str, Any]) -> bytes:
     same JSON, floats written shortest-exact as ``repr`` writes them); anything else, and
     anything orjson refuses, by the standard library, whose errors are the contract. A
     :class:`PlainRequest` is plain and finite already, so goes to orjson unwalked."""
-    if _orjson is not None:
-        if type(message) is PlainRequest:
-            plain: dict[str, Any] | None = dict(message)  # orjson passes subclasses on
-        elif orjson_matches_stdlib(message):
-            plain = message
-        else:
-            plain = None
-        if plain is not None:
-            try:
-                return _orjson.dumps(plain, default=_refuse_type, option=_PASSTHROUGH)
-            except TypeError:  # an int beyond 64 bits, a lone surrogate...: decided below
-                pass
+    if type(message) is PlainRequest:
+        fast = fast_dumps(dict(message))  # orjson passes subclasses on
+    else:
+        fast = fast_dumps(message) if orjson_matches_stdlib(message) else None
+    if fast is not None:
+        return fast
     try:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError as exc:
@@ -92,22 +66,6 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-# A run of 19 digits is the shortest integer literal that may reach 2**63, past which orjson
-# reads an integer as a float (the standard library keeps it exact). The text is mapped to
-# "0" for each digit and " " for all else, and searched for such a run, at C speed.
-_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
-_LONG_DIGIT_RUN = b"0" * 19
-
-
-def _may_hold_long_integer(raw: bytes | bytearray | str) -> bool:
-    if isinstance(raw, str):
-        try:
-            raw = raw.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: the standard library decides
-            return True
-    return _LONG_DIGIT_RUN in raw.translate(_DIGITS_AS_ZEROS)
-
-
 def decode_message(raw: bytes | str, *, method: str | None = None) -> Any:
     """Parse one JSON message strictly; a body that is not JSON is a ResponseValidationError.
 
@@ -115,11 +73,9 @@ def decode_message(raw: bytes | str, *, method: str | None = None) -> Any:
     pass 64 bits (a run of 19 digits anywhere, strings included); anything it refuses
     (NaN, 1e400, a lone surrogate, deep nesting) is decided by the standard library, whose
     values and errors are the contract."""
-    if _orjson is not None and not _may_hold_long_integer(raw):
-        try:
-            return _orjson.loads(raw)
-        except _orjson.JSONDecodeError:
-            pass
+    value = fast_loads(raw)
+    if value is not NOT_READ:
+        return value
     try:
         return json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:

@@ -16,7 +16,7 @@ import json
 import math
 from typing import Any
 
-from a2m_types.plain_json import orjson_matches_stdlib
+from a2m_types.plain_json import fast_dumps, orjson_matches_stdlib
 
 try:  # optional, as in the client
     import orjson as _orjson
@@ -84,21 +84,6 @@ def loads(raw: str | bytes) -> Any:
     return json.loads(raw, parse_constant=_reject_constant)
 
 
-# What orjson would encode where the standard library refuses (or encodes otherwise):
-# handed to ``_refuse_type`` instead, so the standard library decides.
-_PASSTHROUGH = (
-    0
-    if _orjson is None
-    else _orjson.OPT_PASSTHROUGH_DATETIME
-    | _orjson.OPT_PASSTHROUGH_DATACLASS
-    | _orjson.OPT_PASSTHROUGH_SUBCLASS
-)
-
-
-def _refuse_type(value: Any) -> Any:
-    raise TypeError(type(value).__name__)
-
-
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
@@ -106,9 +91,8 @@ def dumps(value: Any) -> str:
     """``value`` as one line of compact JSON (UTF-8 characters unescaped); raises
     ``ValueError`` for NaN or infinity and ``TypeError`` for what JSON cannot hold, as
     ``json.dumps(value, allow_nan=False)`` does."""
-    if _orjson is not None and orjson_matches_stdlib(value):
-        try:
-            return _orjson.dumps(value, default=_refuse_type, option=_PASSTHROUGH).decode()
-        except TypeError:  # an int beyond 64 bits, a lone surrogate...: decided below
-            pass
+    if orjson_matches_stdlib(value):
+        raw = fast_dumps(value)
+        if raw is not None:
+            return raw.decode()
     return _ENCODER.encode(value)
