@@ -34,45 +34,35 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-_HOME = Path(tempfile.mkdtemp(prefix="a2m-bench-stages-"))
-os.environ.update(
-    {
-        "CREWAI_DISABLE_TELEMETRY": "true",
-        "CREWAI_DISABLE_TRACKING": "true",
-        "CREWAI_TRACING_ENABLED": "false",
-        "OTEL_SDK_DISABLED": "true",
-        "HOME": str(_HOME),
-        "CREWAI_STORAGE_DIR": str(_HOME / "crewai"),
-    }
-)
-
-import orjson  # noqa: E402
+import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
 with warnings.catch_warnings():
+    # Importing it switches CrewAI's telemetry off and points HOME at a temporary folder
+    # (_HOME), before anything here imports CrewAI.
     warnings.simplefilter("ignore")
-    from bench_crewai import make_records
+    from bench_crewai import _HOME, make_records
 
-from bench_client import ServerProcess, process_cpu  # noqa: E402
-from bench_support import load_average  # noqa: E402
+from bench_client import ServerProcess, process_cpu
+from bench_support import load_average
 
-from a2m import _core as core  # noqa: E402
-from a2m._types import NOT_GIVEN  # noqa: E402
-from a2m.transports import _base as transport_base  # noqa: E402
-from a2m_crewai import A2MStorage  # noqa: E402
-from a2m_crewai import _mapping as mapping  # noqa: E402
-from a2m_crewai._plan import layout_of  # noqa: E402
-from a2m_server import (  # noqa: E402
+from a2m import _core as core
+from a2m._types import NOT_GIVEN
+from a2m.transports import _base as transport_base
+from a2m_crewai import A2MStorage
+from a2m_crewai import _mapping as mapping
+from a2m_crewai._plan import layout_of
+from a2m_server import (
     A2MServer,
     _json,
     dispatch,
 )
-from a2m_server import server as server_module  # noqa: E402
-from a2m_server.protocol import core as protocol_core  # noqa: E402
-from a2m_server.protocol import writes  # noqa: E402
-from a2m_server.store import sqlite as sqlite_store  # noqa: E402
-from a2m_types import DescribeResult, RememberParams  # noqa: E402
-from a2m_types.plain_json import orjson_matches_stdlib  # noqa: E402
+from a2m_server import server as server_module
+from a2m_server.protocol import core as protocol_core
+from a2m_server.protocol import writes
+from a2m_server.store import sqlite as sqlite_store
+from a2m_types import DescribeResult, RememberParams
+from a2m_types.plain_json import orjson_matches_stdlib
 
 Spent = collections.Counter[str]
 
