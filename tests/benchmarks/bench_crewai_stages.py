@@ -1,8 +1,10 @@
 """Where a CrewAI ``save`` over HTTP spends its time: microseconds per record of each stage
-of one batch (``--batch`` records of 384-d embeddings), client side and server side. Prints
-figures; it is not a pass/fail test. ``bench_crewai.py`` gives the end-to-end rates.
+of one batch (``--batch`` records of ``--dims``-d embeddings), client side and server
+side. Prints figures; it is not a pass/fail test. ``bench_crewai.py`` gives the end-to-end
+rates.
 
     uv run python tests/benchmarks/bench_crewai_stages.py [--records 1000] [--rounds 5]
+                                                          [--dims 384]
 
 1. Client stages, timed one after another on the same batches: the adapter's mapping
    (``record_input``), the client's params (``remember_values``, validation,
@@ -146,6 +148,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--dims", type=int, default=384, help="the vectors' width")
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="a2m-bench-stages-data-"))
     try:
@@ -175,7 +178,7 @@ def _run(options: argparse.Namespace, work: Path) -> None:
 
     # 3 first, and the in-process server untimed, before any timer is installed here.
     for round_number in range(options.rounds):
-        records = make_records(count, seed=round_number)
+        records = make_records(count, seed=round_number, dimensions=options.dims)
         process = ServerProcess(work / f"path-{round_number}.db")
         try:
             process.wait_ready()
@@ -213,7 +216,7 @@ def _run(options: argparse.Namespace, work: Path) -> None:
         return RememberParams.model_validate({"records": values["records"]})
 
     for round_number in range(options.rounds):
-        records = make_records(count, seed=round_number)
+        records = make_records(count, seed=round_number, dimensions=options.dims)
         batches = [records[offset : offset + size] for offset in range(0, count, size)]
         inputs = stage(
             "adapter: record_input",
@@ -257,7 +260,7 @@ def _run(options: argparse.Namespace, work: Path) -> None:
         for name, values in rounds.items()
     }
     print(
-        f"CrewAI save stages: {count} records x 384-d in batches of {size}, median of "
+        f"CrewAI save stages: {count} records x {options.dims}-d in batches of {size}, median of "
         f"{options.rounds} rounds, us per record; {load_average()}"
     )
     print("client (CrewAI process):")
