@@ -1,5 +1,6 @@
-"""The asyncio client: the same methods as :class:`~a2m.A2MClient`, awaited. Nothing blocks
-the event loop, and one client is safe to share between tasks."""
+"""The async client: the same methods as :class:`~a2m.A2MClient`, awaited. Nothing blocks
+the event loop, and one client is safe to share between tasks. It runs on asyncio, and
+under trio (through anyio) over HTTP, REST and in process."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from os import PathLike
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+import anyio
 from typing_extensions import Self
 
 from a2m_types import (
@@ -44,6 +46,7 @@ from .transports import (
     AsyncStdioTransport,
     AsyncTransport,
 )
+from .transports._base import require_asyncio
 from .transports.in_process import ConnectableServer
 
 if TYPE_CHECKING:  # only the transports import httpx at run time
@@ -54,8 +57,8 @@ __all__ = ["AsyncA2MClient"]
 R = TypeVar("R", bound=WireModel)
 
 
-class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]):
-    """An asyncio A2M client, the twin of :class:`~a2m.A2MClient`.
+class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, anyio.Lock]):
+    """An async A2M client, the twin of :class:`~a2m.A2MClient`.
 
     ``AsyncA2MClient("http://127.0.0.1:8765/")`` speaks JSON-RPC over HTTP (``A2M_URL`` when no
     URL is given); :meth:`stdio` spawns a server process; :meth:`in_process` calls a server
@@ -84,11 +87,9 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
             )
         elif url is not None or http_client is not None or token is not None or headers:
             raise TypeError("pass either transport= or a URL (with its HTTP options), not both")
-        state = ClientState[AsyncTransport, AsyncSubscription, asyncio.Lock](
-            transport, asyncio.Lock()
-        )
+        state = ClientState[AsyncTransport, AsyncSubscription, anyio.Lock](transport, anyio.Lock())
         super().__init__(state, timeout=timeout, max_retries=max_retries)
-        self._sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
+        self._sleep: Callable[[float], Awaitable[object]] = anyio.sleep
         transport.set_notification_handler(self._state.on_notification)
 
     @classmethod
@@ -103,7 +104,8 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
     ) -> Self:
         """A client of a server subprocess spoken to over stdin/stdout (§8.2), e.g.
         ``AsyncA2MClient.stdio(["a2m-server", "stdio", "--db", "memory.db"])``; it starts on the
-        first call. ``env`` is added to the current environment."""
+        first call. ``env`` is added to the current environment. It runs on asyncio only
+        (its pipes are asyncio's)."""
         transport = AsyncStdioTransport(command, env=env, cwd=cwd)
         return cls(transport=transport, timeout=timeout, max_retries=max_retries)
 
@@ -474,11 +476,13 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, asyncio.Lock]
         """Have events pushed as they happen (§4.13), to ``callback`` (a function or a
         coroutine function, run on this event loop) or to the returned subscription's async
         iterator. Only stdio and in-process carry push; over HTTP this raises
-        ``CapabilityNotSupported`` — use :meth:`watch`. A new subscription replaces the old."""
+        ``CapabilityNotSupported`` — use :meth:`watch`, which also serves another async
+        library than asyncio, where push is refused. A new subscription replaces the old."""
         call = core.prepare(core.SUBSCRIBE, {"kinds": kinds, "owner": owner})
         await self._negotiate(timeout)
         core.gate(call, self._state.capabilities, self._state.extensions)
         check_push(self._state, self._state.transport.supports_push)
+        require_asyncio("push delivery to an AsyncA2MClient", method="memory/events/subscribe")
         loop = asyncio.get_running_loop()
         subscription = AsyncSubscription(loop, self._close_subscription, callback)
         # Registered before the request leaves, so no event pushed meanwhile is lost.

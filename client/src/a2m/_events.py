@@ -9,6 +9,7 @@ so a watch resumed from it never loses an event (it may repeat a few)."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import inspect
 import queue
@@ -244,7 +245,10 @@ class Watcher:
 
 
 class AsyncWatcher:
-    """The asyncio twin of :class:`Watcher`: ``async for event in client.watch()``."""
+    """The async twin of :class:`Watcher`: ``async for event in client.watch()``.
+
+    An iterator object rather than an async generator, so leaving the loop early leaves
+    nothing for an event loop to finalize (trio warns about such generators)."""
 
     def __init__(
         self,
@@ -261,21 +265,30 @@ class AsyncWatcher:
         """Where the next poll reads from; ``None`` until the first poll fixes "now"."""
         self.poll_interval = poll_interval
         self._on_reset = on_reset
+        self._pending: collections.deque[Event] = collections.deque()
+        self._after_pending: str | None = None
+        """The cursor past the pending events: :attr:`cursor` moves there only once they
+        have all been handed out, so resuming from it never skips one."""
 
-    async def _events(self) -> AsyncIterator[Event]:
-        if self.cursor is None:
-            self.cursor = (await self._poll(None)).cursor
-        while True:
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Event:
+        while not self._pending:
+            if self._after_pending is not None:
+                self.cursor, self._after_pending = self._after_pending, None
+            if self.cursor is None:
+                self.cursor = (await self._poll(None)).cursor
             result = await self._poll(self.cursor)
             if result.reset:
                 outcome = _reset_warning(self._on_reset)
                 if inspect.isawaitable(outcome):
                     await outcome
-            for event in result.events:
-                yield event
+            if result.events:
+                self._pending.extend(result.events)
+                self._after_pending = result.cursor
+                break
             self.cursor = result.cursor
-            if not result.more and not result.events:
+            if not result.more:
                 await self._sleep(self.poll_interval)
-
-    def __aiter__(self) -> AsyncIterator[Event]:
-        return self._events()
+        return self._pending.popleft()

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, ClassVar
 
+import sniffio
 from typing_extensions import Self
 
 from a2m.errors import InvalidParams, ResponseValidationError
@@ -22,11 +23,28 @@ __all__ = [
     "Transport",
     "decode_message",
     "encode_message",
+    "require_asyncio",
 ]
 
 NotificationHandler = Callable[[dict[str, Any]], None]
 """Receives each JSON-RPC notification object a server pushes. Transports may call it from
 any thread (a reader thread, a worker thread, the event loop), so it must be thread-safe."""
+
+
+def require_asyncio(what: str, *, method: str | None = None) -> None:
+    """Refuse, with a message naming what does work, to run ``what`` (which waits on an
+    asyncio loop: subprocess pipes, push delivery) in a task of another async library."""
+    try:
+        library = sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        library = "no async library"
+    if library != "asyncio":
+        where = f" ({method})" if method else ""
+        raise RuntimeError(
+            f"{what} needs asyncio; this task runs on {library}{where}. Under another async "
+            "library AsyncA2MClient works over HTTP and in process, and watch() polls for "
+            "events"
+        )
 
 
 class PlainRequest(dict[str, Any]):

@@ -12,7 +12,7 @@ from typing import Any
 
 from a2m.errors import A2MConnectionError, A2MTimeoutError
 
-from ._base import AsyncTransport, encode_message
+from ._base import AsyncTransport, encode_message, require_asyncio
 from .stdio import (
     CLOSE_GRACE,
     StderrTail,
@@ -75,6 +75,8 @@ class AsyncStdioTransport(AsyncTransport):
             )
 
     async def _start(self, method: str | None) -> asyncio.subprocess.Process:
+        if self._process is None:  # its pipes and reader tasks are asyncio's
+            require_asyncio("AsyncA2MClient.stdio", method=method)
         async with self._start_lock:
             self._check(method)
             if self._process is not None:

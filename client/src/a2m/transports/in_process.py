@@ -6,12 +6,13 @@ the :class:`ConnectableServer` shape will do."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
+
+import anyio
 
 from a2m.errors import A2MConnectionError, A2MTimeoutError, ResponseValidationError
 
@@ -129,7 +130,8 @@ class InProcessTransport(Transport):
 
 
 class AsyncInProcessTransport(AsyncTransport):
-    """Calls an in-process server on a worker thread, because serving blocks (SQLite I/O)."""
+    """Calls an in-process server on a worker thread, because serving blocks (SQLite I/O);
+    anyio's threads, so it runs under trio as under asyncio."""
 
     supports_push = True
 
@@ -139,17 +141,16 @@ class AsyncInProcessTransport(AsyncTransport):
     async def handle_async_request(
         self, request: dict[str, Any], *, timeout: float | None
     ) -> dict[str, Any]:
-        """Run the server's handler in a worker thread, giving up after ``timeout``."""
-        loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(None, functools.partial(self._connector.roundtrip, request))
-        try:
-            return await asyncio.wait_for(work, timeout)
-        except asyncio.TimeoutError:
-            raise A2MTimeoutError(
-                f"the in-process server did not answer within {timeout}s",
-                method=request.get("method"),
-            ) from None
+        """Run the server's handler in a worker thread, giving up after ``timeout`` (the
+        handler runs on to its end; its answer is dropped)."""
+        work = functools.partial(self._connector.roundtrip, request)
+        with anyio.move_on_after(timeout):
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        raise A2MTimeoutError(  # reached only when the deadline cancelled the wait
+            f"the in-process server did not answer within {timeout}s",
+            method=request.get("method"),
+        )
 
     async def aclose(self) -> None:
         """Close the connection; the server itself stays open."""
-        await asyncio.get_running_loop().run_in_executor(None, self._connector.close)
+        await anyio.to_thread.run_sync(self._connector.close)
