@@ -1,7 +1,8 @@
-"""The async client under trio (through anyio): over HTTP (httpx carries it there) and in
-process every method, retries, timeouts, tasks sharing one client, polling for events and
-the adapter contract work as on asyncio, against the bundled server and the scripted one;
-what needs asyncio (the stdio binding's pipes, push delivery) refuses clearly, unsent."""
+"""The async client under trio (through anyio): over HTTP (httpx carries it there), REST
+and in process, every method, retries, timeouts, tasks sharing one client, polling for
+events and the adapter contract work as on asyncio, against the bundled server and the
+scripted one; what needs asyncio (the stdio binding's pipes, push delivery) refuses
+clearly, unsent."""
 
 from __future__ import annotations
 
@@ -83,6 +84,11 @@ async def _exercise(client: AsyncA2MClient) -> None:
 
 async def test_every_call_over_http(url: str) -> None:
     async with AsyncA2MClient(url) as client:
+        await _exercise(client)
+
+
+async def test_every_call_over_rest(url: str) -> None:
+    async with AsyncA2MClient.rest(url, namespace="trio-app") as client:
         await _exercise(client)
 
 
