@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import struct
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -147,10 +149,43 @@ def hang(release: threading.Event) -> Action:
     return act
 
 
+def reset() -> Action:
+    """Read the request, then reset the connection (``SO_LINGER`` 0: an RST, not a FIN)."""
+
+    def act(exchange: Exchange) -> bool:
+        exchange.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        return False
+
+    return act
+
+
+def held(release: threading.Event, then: Action | None = None) -> Action:
+    """Read the request and answer it (``then``, else :func:`respond`) once ``release`` is
+    set: a request kept in flight for as long as a test needs."""
+
+    def act(exchange: Exchange) -> bool:
+        release.wait(30)
+        return (then or respond())(exchange)
+
+    return act
+
+
+def slow(seconds: float, then: Action | None = None) -> Action:
+    """Answer (``then``, else :func:`respond`) after ``seconds``, so concurrent requests
+    overlap at the server."""
+
+    def act(exchange: Exchange) -> bool:
+        time.sleep(seconds)
+        return (then or respond())(exchange)
+
+    return act
+
+
 class ScriptedServer:
     """The server: ``script`` holds the actions for the requests after describe, consumed in
-    order (when it is empty, :func:`respond` answers); ``requests`` records what came,
-    ``connections`` how many were accepted, ``closes`` how many the server closed."""
+    order (when it is empty, ``default`` answers: :func:`respond`, unless a test sets
+    another); ``requests`` records what came, ``connections`` how many were accepted,
+    ``closes`` how many the server closed, ``peak`` the most it had open at once."""
 
     def __init__(self) -> None:
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -160,9 +195,11 @@ class ScriptedServer:
         self.early: Callable[[socket.socket], None] | None = None
         """Answers, in place of reading it, a request whose body is over 100 kB; the
         connection is then closed with the body unread (the kernel resets it)."""
+        self.default: Action = respond()
         self.requests: list[Request] = []
         self.connections = 0
         self.closes = 0
+        self.peak = 0
         self._changed = threading.Condition()
         self._open: list[socket.socket] = []
         self._threads: list[threading.Thread] = []
@@ -177,6 +214,11 @@ class ScriptedServer:
         with self._changed:
             assert self._changed.wait_for(lambda: self.closes >= count, timeout=10)
 
+    def wait_requests(self, count: int) -> None:
+        """Block until the server has read ``count`` requests."""
+        with self._changed:
+            assert self._changed.wait_for(lambda: len(self.requests) >= count, timeout=10)
+
     def _accept(self) -> None:
         while True:
             try:
@@ -187,6 +229,7 @@ class ScriptedServer:
                 self.connections += 1
                 number = self.connections
                 self._open.append(sock)
+                self.peak = max(self.peak, self.connections - self.closes)
             thread = threading.Thread(target=self._serve, args=(sock, number), daemon=True)
             self._threads.append(thread)
             thread.start()
@@ -201,8 +244,9 @@ class ScriptedServer:
                     return
                 with self._changed:
                     self.requests.append(request)
+                    self._changed.notify_all()
                     scripted = request.method != "memory/describe" and self.script
-                    action = self.script.pop(0) if scripted else respond()
+                    action = self.script.pop(0) if scripted else self.default
                 if not action(Exchange(sock, request)):
                     return
         except OSError:

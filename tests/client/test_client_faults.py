@@ -111,6 +111,12 @@ async def test_non_idempotent_calls_retry_only_when_the_request_never_left(
     with pytest.raises(a2m.ResponseValidationError):  # {} is not a valid result: it got through
         await call(driver)
     assert fake_server.calls.count(method) == 2  # a connect error proves nothing was sent
+
+    fake_server.calls.clear()
+    fake_server.on(method, raising(httpx.PoolTimeout), ok({}))
+    with pytest.raises(a2m.ResponseValidationError):
+        await call(driver)
+    assert fake_server.calls.count(method) == 2  # so does a pool timeout: no connection came
     await close(driver)
 
 

@@ -165,7 +165,8 @@ async def test_an_idle_connection_the_server_closed_is_not_reused(
     server: ScriptedServer, mode: str
 ) -> None:
     server.script = [respond(keep_open=False)]  # framed, no Connection: close, then closed
-    driver = make(mode, server.url)
+    # One slot: the closed connection's is reused, or the next call would find none.
+    driver = make(mode, server.url, max_connections=1, timeout=5)
     sleeps = install_sleep(driver.client)
     await driver.recall("x")
     server.wait_closes(1)
@@ -220,7 +221,7 @@ async def test_a_broken_response_is_a_connection_error(
     server: ScriptedServer, mode: str, answer: bytes, fragment: str
 ) -> None:
     server.script = [raw(answer)]
-    driver = make(mode, server.url, max_retries=0)
+    driver = make(mode, server.url, max_retries=0, max_connections=1, timeout=5)
     with pytest.raises(a2m.A2MConnectionError) as caught:
         await driver.recall("x")
     error = caught.value
@@ -263,7 +264,7 @@ async def test_an_answer_before_the_whole_request_was_read(
         )
 
     server.early = too_large
-    driver = make(mode, server.url, max_retries=0)
+    driver = make(mode, server.url, max_retries=0, max_connections=1, timeout=5)
     with pytest.raises(a2m.PayloadTooLargeError, match="too large"):
         await driver.recall("word " * 2_000_000)  # 10 MB: the write fails first
     assert (await driver.recall("small")).records[0].content == "small"

@@ -47,6 +47,7 @@ from .transports import (
     AsyncTransport,
 )
 from .transports._base import require_asyncio
+from .transports._http1 import MAX_CONNECTIONS
 from .transports.in_process import ConnectableServer
 
 if TYPE_CHECKING:  # only the transports import httpx at run time
@@ -65,7 +66,8 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, anyio.Lock]):
     object in this process; :meth:`rest` speaks the REST binding. Nothing touches the
     network until the first call, which runs ``memory/describe`` once first. Every call has
     a timeout (30 s unless told otherwise) and is retried up to ``max_retries`` times where
-    that cannot duplicate a write."""
+    that cannot duplicate a write. Over HTTP at most ``max_connections`` (100) are open at
+    once; a call finding them all busy waits for one within its timeout."""
 
     def __init__(
         self,
@@ -77,6 +79,7 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, anyio.Lock]):
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
         transport: AsyncTransport | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         if transport is None:
             transport = AsyncHTTPTransport(
@@ -84,8 +87,15 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, anyio.Lock]):
                 token=resolve_token(token),
                 headers=headers,
                 http_client=http_client,
+                max_connections=max_connections,
             )
-        elif url is not None or http_client is not None or token is not None or headers:
+        elif (
+            url is not None
+            or http_client is not None
+            or token is not None
+            or headers
+            or max_connections != MAX_CONNECTIONS
+        ):
             raise TypeError("pass either transport= or a URL (with its HTTP options), not both")
         state = ClientState[AsyncTransport, AsyncSubscription, anyio.Lock](transport, anyio.Lock())
         super().__init__(state, timeout=timeout, max_retries=max_retries)

@@ -6,10 +6,13 @@ so plain ``http://`` URLs without a proxy take this path (see :mod:`a2m.transpor
 The response is framed by ``Content-Length``, ``Transfer-Encoding: chunked`` or the close
 of the connection; ``1xx`` responses are skipped; a connection is reused only when the
 server allows it (HTTP/1.1 without ``Connection: close``, HTTP/1.0 with ``keep-alive``) and
-the response was framed. Failures are raised as the client's errors, the way the httpx
-path maps httpx's: no connection (refused, unreachable, connect timeout) is
-:class:`A2MConnectError`, the one failure after which any call may be sent again; a read or
-write past the timeout is :class:`A2MTimeoutError`; anything that breaks once the request
+the response was framed. At most ``max_connections`` connections are open at once per
+pool; a request finding them all busy waits for one, at most its timeout.
+
+Failures are raised as the client's errors, the way the httpx path maps httpx's: no
+connection (refused, unreachable, connect timeout, or none of the pool's came free in time)
+is :class:`A2MConnectError`, the one failure after which any call may be sent again; a read
+or write past the timeout is :class:`A2MTimeoutError`; anything that breaks once the request
 may have left (reset, EOF before a complete response, a malformed response) is
 :class:`A2MConnectionError`. Nothing is retried here: the client's retry policy decides."""
 
@@ -21,17 +24,31 @@ import select
 import socket
 import sys
 import threading
+import time
 import zlib
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from a2m.errors import A2MConnectError, A2MConnectionError, A2MTimeoutError
 
-__all__ = ["AsyncPool", "Origin", "Response", "ResponseParser", "SyncPool"]
+__all__ = [
+    "MAX_CONNECTIONS",
+    "AsyncPool",
+    "Origin",
+    "Response",
+    "ResponseParser",
+    "SyncPool",
+    "check_max_connections",
+]
 
 MAX_HEAD = 64 * 1024
 """The most bytes a response head (status line and headers, or a chunked body's trailers)
 may take; a server sending more is refused rather than buffered without bound."""
+MAX_CONNECTIONS = 100
+"""Connections a pool may have open at once, idle or busy (httpx's default): a request that
+finds them all busy waits for one, at most its timeout, so many threads or tasks sharing a
+client cannot run it out of file descriptors."""
 MAX_IDLE = 20
 """Idle keep-alive connections kept per pool (httpx's default); more are closed."""
 _RECV = 64 * 1024  # below malloc's mmap threshold: no map and unmap per read
@@ -310,6 +327,31 @@ def _broken(origin: Origin, exc: BaseException, method: str | None) -> NoReturn:
     ) from exc
 
 
+def _pool_timed_out(origin: Origin, limit: int, method: str | None) -> NoReturn:
+    # Nothing was sent: the class that lets the retry policy send any call again, as the
+    # httpx path raises for httpx.PoolTimeout.
+    raise A2MConnectError(
+        f"no connection to {origin.url} came free in time: all {limit} were busy "
+        "(pool timeout; raise max_connections or the timeout)",
+        method=method,
+    )
+
+
+def _closed(origin: Origin, method: str | None) -> NoReturn:
+    raise A2MConnectionError(
+        f"the transport for {origin.url} is closed", method=method, retryable=False
+    )
+
+
+def check_max_connections(max_connections: int) -> int:
+    """``max_connections`` if it is a whole number of at least 1; else a clear error."""
+    if isinstance(max_connections, bool) or not isinstance(max_connections, int):
+        raise TypeError(f"max_connections must be an int, not {max_connections!r}")
+    if max_connections < 1:
+        raise ValueError(f"max_connections must be 1 or more, not {max_connections!r}")
+    return max_connections
+
+
 def _open_socket(origin: Origin, timeout: float | None) -> socket.socket:
     sock = socket.create_connection((origin.host, origin.port), timeout=timeout)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -339,56 +381,104 @@ _poll = getattr(select, "poll", None)
 class SyncPool:
     """Keep-alive connections to one origin, shared by threads: each request takes an idle
     connection that is still open (or opens one) and gives it back if the response lets it
-    be reused."""
+    be reused. At most ``max_connections`` are open at once; a request finding them all
+    busy waits, at most its timeout, for one to be given back or closed."""
 
-    def __init__(self, origin: Origin) -> None:
+    def __init__(self, origin: Origin, max_connections: int = MAX_CONNECTIONS) -> None:
         self.origin = origin
+        self.max_connections = check_max_connections(max_connections)
         self._idle: list[socket.socket] = []
+        self._open = 0
+        """Connections counted against the limit: idle, in use, or being opened."""
+        self._waiting = 0
         self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)
         self._closed = False
 
-    def _take(self) -> socket.socket | None:
-        while True:
+    @property
+    def waiting(self) -> int:
+        """How many requests are waiting for a connection to come free."""
+        return self._waiting
+
+    def _acquire(self, timeout: float | None, method: str | None) -> socket.socket | None:
+        """An idle connection still open, or ``None`` with a slot taken for a new one."""
+        deadline: float | None = None
+        with self._lock:
+            while True:
+                if self._closed:
+                    _closed(self.origin, method)
+                if self._idle:
+                    sock = self._idle.pop()
+                    break
+                if self._open < self.max_connections:
+                    self._open += 1
+                    return None
+                # Every slot is busy. Wake-ups are only hints: each is followed by this
+                # loop's checks, so a notify that raced the wait's expiry is not lost.
+                if timeout is not None:
+                    now = time.monotonic()
+                    if deadline is None:
+                        deadline = now + timeout
+                    elif now >= deadline:
+                        _pool_timed_out(self.origin, self.max_connections, method)
+                self._waiting += 1
+                try:
+                    self._freed.wait(None if deadline is None else deadline - time.monotonic())
+                finally:
+                    self._waiting -= 1
+        while _readable_now(sock):  # the server closed it while idle: its slot opens anew
+            sock.close()
             with self._lock:
                 if not self._idle:
                     return None
                 sock = self._idle.pop()
-            if _readable_now(sock):
-                sock.close()
-                continue
-            return sock
+                self._release_locked()  # two slots held now: one goes back
+        return sock
+
+    def _release_locked(self) -> None:
+        self._open -= 1
+        if self._waiting:
+            self._freed.notify()
 
     def _give_back(self, sock: socket.socket) -> None:
         with self._lock:
-            if not self._closed and len(self._idle) < MAX_IDLE:
+            if not self._closed and (len(self._idle) < MAX_IDLE or self._waiting):
                 self._idle.append(sock)
+                if self._waiting:
+                    self._freed.notify()
                 return
+            self._release_locked()
         sock.close()
 
+    def _discard(self, sock: socket.socket | None) -> None:
+        if sock is not None:
+            sock.close()
+        with self._lock:
+            self._release_locked()
+
     def request(self, body: bytes, timeout: float | None, method: str | None) -> Response:
-        """POST ``body``; every connect, write and read is bounded by ``timeout``."""
+        """POST ``body``; the wait for a free connection, and every connect, write and read,
+        is bounded by ``timeout``."""
         origin = self.origin
         if self._closed:
-            raise A2MConnectionError(
-                f"the transport for {origin.url} is closed", method=method, retryable=False
-            )
-        sock = self._take()
-        if sock is None:
-            try:
-                sock = _open_socket(origin, timeout)
-            except OSError as exc:  # socket.timeout is an OSError too
-                _connect_failed(origin, exc, method)
-        else:
-            sock.settimeout(timeout)
+            _closed(origin, method)
+        sock = self._acquire(timeout, method)
         try:
+            if sock is None:
+                try:
+                    sock = _open_socket(origin, timeout)
+                except OSError as exc:  # socket.timeout is an OSError too
+                    _connect_failed(origin, exc, method)
+            else:
+                sock.settimeout(timeout)
             response = self._exchange(sock, origin.request(body), timeout, method)
-        except BaseException:
-            sock.close()
+        except BaseException:  # the slot is freed on every way out
+            self._discard(sock)
             raise
         if response.reusable:
             self._give_back(sock)
         else:
-            sock.close()
+            self._discard(sock)
         return response
 
     def _exchange(
@@ -419,10 +509,13 @@ class SyncPool:
             _broken(origin, refused or exc, method)
 
     def close(self) -> None:
-        """Close every idle connection; a request still running closes its own after."""
+        """Close every idle connection and wake every waiting request, which raises; a
+        request still running closes its own after."""
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
+            self._open -= len(idle)
+            self._freed.notify_all()
         for sock in idle:
             sock.close()
 
@@ -478,63 +571,195 @@ class _Conn:
     loop: asyncio.AbstractEventLoop
 
 
+class _Waiter:
+    """A request waiting for a free slot. A slot is handed to it under the pool's lock
+    (``granted``, with an idle connection or none: open one), then its future is woken in
+    its own loop, so a hand-over can never be lost to a timeout or a cancellation that
+    lands between the two."""
+
+    __slots__ = ("conn", "future", "granted", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[None] = loop.create_future()
+        self.granted = False
+        self.conn: _Conn | None = None
+
+
+def _wake_in(waiter: _Waiter, current: asyncio.AbstractEventLoop | None) -> bool:
+    """Wake ``waiter`` from the loop ``current`` (or from no loop); ``False`` when its loop
+    is closed and nothing will ever run it."""
+    if waiter.loop is current:
+        _wake(waiter.future)
+        return True
+    try:
+        waiter.loop.call_soon_threadsafe(_wake, waiter.future)
+    except RuntimeError:
+        return False
+    return True
+
+
 class AsyncPool:
     """Keep-alive connections to one origin for asyncio, on non-blocking sockets waited on
     through the running loop: tasks share it, and a connection is reused only under the
     loop it was opened in (a client used under a second loop opens fresh ones and closes
-    those of the first)."""
+    those of the first). At most ``max_connections`` are open at once, whatever loop they
+    belong to; a request finding them all busy waits, at most its timeout, and is handed
+    the next one freed, first come first served."""
 
-    def __init__(self, origin: Origin) -> None:
+    def __init__(self, origin: Origin, max_connections: int = MAX_CONNECTIONS) -> None:
         self.origin = origin
+        self.max_connections = check_max_connections(max_connections)
         self._idle: list[_Conn] = []
+        self._open = 0
+        """Connections counted against the limit: idle, in use, being opened, or handed to
+        a waiter that has yet to run."""
+        self._waiters: deque[_Waiter] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._closed = False
 
-    def _take(self, loop: asyncio.AbstractEventLoop) -> _Conn | None:
+    @property
+    def waiting(self) -> int:
+        """How many requests are waiting for a connection to come free."""
+        return len(self._waiters)
+
+    def _take(self, loop: asyncio.AbstractEventLoop, method: str | None) -> _Conn | _Waiter | None:
+        """An idle connection of ``loop`` still open; ``None`` with a slot taken for a new
+        one; or, with every slot busy, a queued :class:`_Waiter`."""
         stale: list[_Conn] = []
         try:
             with self._lock:
+                if self._closed:
+                    _closed(self.origin, method)
                 if self._loop is not loop:
                     stale, self._idle, self._loop = self._idle, [], loop
+                    self._open -= len(stale)
+                taken: _Conn | _Waiter | None
                 while self._idle:
                     conn = self._idle.pop()
                     if _readable_now(conn.sock):
                         stale.append(conn)
+                        self._open -= 1
                         continue
-                    return conn
-                return None
+                    taken = conn
+                    break
+                else:
+                    if self._open < self.max_connections:
+                        self._open += 1
+                        taken = None
+                    else:
+                        taken = _Waiter(loop)
+                        self._waiters.append(taken)
+                if stale and self._waiters:
+                    self._grant_free_locked(loop)
+                return taken
         finally:
             for conn in stale:
                 conn.sock.close()
 
-    def _give_back(self, conn: _Conn) -> None:
-        with self._lock:
-            if not self._closed and conn.loop is self._loop and len(self._idle) < MAX_IDLE:
-                self._idle.append(conn)
+    def _grant_locked(self, conn: _Conn | None, current: asyncio.AbstractEventLoop) -> bool:
+        """Hand a slot (with ``conn``, or bare) to the first waiter whose loop still runs;
+        ``False`` when there is none. A connection of another loop than the waiter's is
+        closed and the waiter opens its own."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not _wake_in(waiter, current):
+                continue
+            if conn is not None and conn.loop is not waiter.loop:
+                conn.sock.close()
+                conn = None
+            waiter.granted, waiter.conn = True, conn
+            return True
+        return False
+
+    def _grant_free_locked(self, current: asyncio.AbstractEventLoop) -> None:
+        """Hand every free slot to a waiter (after connections were dropped in bulk)."""
+        while self._waiters and self._open < self.max_connections:
+            if not self._grant_locked(None, current):
                 return
+            self._open += 1
+
+    def _release_locked(self, current: asyncio.AbstractEventLoop) -> None:
+        """A slot is free: the first waiter gets it, else the count goes down."""
+        if not (self._waiters and self._grant_locked(None, current)):
+            self._open -= 1
+
+    def _give_back(self, conn: _Conn, current: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            if not self._closed and conn.loop is self._loop:
+                if self._waiters and self._grant_locked(conn, current):
+                    return
+                if len(self._idle) < MAX_IDLE:
+                    self._idle.append(conn)
+                    return
+            self._release_locked(current)
         conn.sock.close()
 
+    def _discard(self, conn: _Conn | None, current: asyncio.AbstractEventLoop) -> None:
+        if conn is not None:
+            conn.sock.close()
+        with self._lock:
+            self._release_locked(current)
+
+    async def _wait(
+        self, waiter: _Waiter, timeout: float | None, method: str | None
+    ) -> _Conn | None:
+        """Wait, at most ``timeout``, for a slot to be handed to ``waiter``: the connection
+        it came with, or ``None`` to open one."""
+        loop = waiter.loop
+        expiry = loop.call_later(timeout, _expire, waiter.future) if timeout is not None else None
+        try:
+            await waiter.future
+        except _Expired:
+            pass  # unless a slot was handed over meanwhile: decided below, under the lock
+        except BaseException:  # cancelled: a slot handed over already goes to the next
+            with self._lock:
+                granted, conn = waiter.granted, waiter.conn
+                if not granted:
+                    _forget(self._waiters, waiter)
+            if granted:
+                if conn is not None:
+                    self._give_back(conn, loop)
+                else:
+                    with self._lock:
+                        self._release_locked(loop)
+            raise
+        finally:
+            if expiry is not None:
+                expiry.cancel()
+        with self._lock:
+            if not waiter.granted:
+                _forget(self._waiters, waiter)
+                if self._closed:
+                    _closed(self.origin, method)
+                _pool_timed_out(self.origin, self.max_connections, method)
+        conn = waiter.conn
+        if conn is not None and _readable_now(conn.sock):  # closed by the server meanwhile
+            conn.sock.close()
+            return None
+        return conn
+
     async def request(self, body: bytes, timeout: float | None, method: str | None) -> Response:
-        """POST ``body``; every connect, write and read is bounded by ``timeout``."""
+        """POST ``body``; the wait for a free connection, and every connect, write and read,
+        is bounded by ``timeout``."""
         origin = self.origin
         if self._closed:
-            raise A2MConnectionError(
-                f"the transport for {origin.url} is closed", method=method, retryable=False
-            )
+            _closed(origin, method)
         loop = asyncio.get_running_loop()
-        conn = self._take(loop)
-        if conn is None:
-            conn = _Conn(await self._connect(loop, timeout, method), loop)
+        taken = self._take(loop, method)
+        conn = await self._wait(taken, timeout, method) if isinstance(taken, _Waiter) else taken
         try:
+            if conn is None:
+                conn = _Conn(await self._connect(loop, timeout, method), loop)
             response = await self._exchange(conn, origin.request(body), timeout, method)
-        except BaseException:  # a cancelled or failed exchange leaves the socket mid-message
-            conn.sock.close()
+        except BaseException:  # cancelled or failed: the socket is mid-message; the slot frees
+            self._discard(conn, loop)
             raise
         if response.reusable:
-            self._give_back(conn)
+            self._give_back(conn, loop)
         else:
-            conn.sock.close()
+            self._discard(conn, loop)
         return response
 
     async def _connect(
@@ -614,12 +839,23 @@ class AsyncPool:
             _broken(origin, refused or exc, method)
 
     def close(self) -> None:
-        """Close every idle connection (plain socket closes: safe from any loop or none)."""
+        """Close every idle connection and wake every waiting request, which raises (plain
+        socket closes and thread-safe wake-ups: safe from any loop or none)."""
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
+            self._open -= len(idle)
+            waiters, self._waiters = list(self._waiters), deque()
         for conn in idle:
             conn.sock.close()
+        current = asyncio._get_running_loop()
+        for waiter in waiters:
+            _wake_in(waiter, current)
+
+
+def _forget(waiters: deque[_Waiter], waiter: _Waiter) -> None:
+    if waiter in waiters:  # else already taken off by a hand-over or a close
+        waiters.remove(waiter)
 
 
 async def _resolve(

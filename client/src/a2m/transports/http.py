@@ -37,7 +37,15 @@ from a2m.errors import (
 from a2m_types import PROTOCOL_HEADER, PROTOCOL_VERSION
 
 from ._base import AsyncTransport, Transport, decode_message, encode_message
-from ._http1 import AsyncPool, Origin, SyncPool, async_supported
+from ._http1 import (
+    MAX_CONNECTIONS,
+    MAX_IDLE,
+    AsyncPool,
+    Origin,
+    SyncPool,
+    async_supported,
+    check_max_connections,
+)
 
 __all__ = ["AsyncHTTPTransport", "HTTPTransport", "use_httpx", "use_httpx_while"]
 
@@ -74,6 +82,12 @@ def _retry_after(value: str | None) -> float | None:
 def _raise_transport(exc: httpx.TransportError, method: str | None, url: str) -> NoReturn:
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
         raise A2MConnectError(f"could not connect to {url}: {exc}", method=method) from exc
+    if isinstance(exc, httpx.PoolTimeout):  # no connection came free: nothing was sent
+        raise A2MConnectError(
+            f"no connection to {url} came free in time: all were busy "
+            "(pool timeout; raise max_connections or the timeout)",
+            method=method,
+        ) from exc
     if isinstance(exc, httpx.TimeoutException):
         raise A2MTimeoutError(f"no answer from {url} in time ({exc})", method=method) from exc
     if isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError)):
@@ -269,8 +283,19 @@ def user_agent() -> str:
         return "a2m-python"
 
 
+def _limits(max_connections: int) -> httpx.Limits:
+    """The pool limits of an httpx client the transport owns: the lean path's."""
+    check_max_connections(max_connections)
+    return httpx.Limits(
+        max_connections=max_connections,
+        max_keepalive_connections=min(MAX_IDLE, max_connections),
+    )
+
+
 class HTTPTransport(Transport):
-    """Synchronous JSON-RPC over HTTP; thread-safe, pooling keep-alive connections."""
+    """Synchronous JSON-RPC over HTTP; thread-safe, pooling keep-alive connections, at most
+    ``max_connections`` open at once (a call finding them all busy waits for one, within
+    its timeout). An injected ``http_client`` keeps its own limits."""
 
     def __init__(
         self,
@@ -279,19 +304,23 @@ class HTTPTransport(Transport):
         token: str | None = None,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.Client | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.url = url
         self._headers = _headers(token, headers)
         self._owns_client = http_client is None
         self._client = http_client
+        self._limits = _limits(max_connections)  # checked here, whichever path is taken
         origin = _lean_origin(url, self._headers) if http_client is None else None
-        self._pool = SyncPool(origin) if origin is not None else None
+        self._pool = SyncPool(origin, max_connections) if origin is not None else None
         self._lock = threading.Lock()
 
     def _httpx(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(headers={"User-Agent": user_agent()})
+                self._client = httpx.Client(
+                    headers={"User-Agent": user_agent()}, limits=self._limits
+                )
             return self._client
 
     def handle_request(self, request: dict[str, Any], *, timeout: float | None) -> dict[str, Any]:
@@ -326,8 +355,10 @@ class HTTPTransport(Transport):
 
 
 class AsyncHTTPTransport(AsyncTransport):
-    """Asynchronous JSON-RPC over HTTP; task-safe, pooling keep-alive connections. Under an
-    async library other than asyncio (trio, through anyio) calls go through httpx."""
+    """Asynchronous JSON-RPC over HTTP; task-safe, pooling keep-alive connections, at most
+    ``max_connections`` open at once (a call finding them all busy waits for one, within
+    its timeout). An injected ``http_client`` keeps its own limits. Under an async library
+    other than asyncio (trio, through anyio) calls go through httpx."""
 
     def __init__(
         self,
@@ -336,19 +367,23 @@ class AsyncHTTPTransport(AsyncTransport):
         token: str | None = None,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.url = url
         self._headers = _headers(token, headers)
         self._owns_client = http_client is None
         self._client = http_client
+        self._limits = _limits(max_connections)  # checked here, whichever path is taken
         origin = _lean_origin(url, self._headers) if http_client is None else None
-        self._pool = AsyncPool(origin) if origin is not None else None
+        self._pool = AsyncPool(origin, max_connections) if origin is not None else None
         self._lock = threading.Lock()
 
     def _httpx(self) -> httpx.AsyncClient:
         with self._lock:
             if self._client is None:
-                self._client = httpx.AsyncClient(headers={"User-Agent": user_agent()})
+                self._client = httpx.AsyncClient(
+                    headers={"User-Agent": user_agent()}, limits=self._limits
+                )
             return self._client
 
     async def handle_async_request(
