@@ -32,6 +32,7 @@ EXPECTED_ALL = [
     "A2MConnectionError",
     "A2MError",
     "A2MHTTPStatusError",
+    "A2MPoolTimeout",
     "A2MProtocolError",
     "A2MTimeoutError",
     "A2MTransportError",

@@ -5,6 +5,7 @@ narrow as the caller needs::
     ├── A2MTransportError                 no JSON-RPC answer came back
     │   ├── A2MConnectionError            the server could not be reached, or went away
     │   │   └── A2MConnectError           could not connect: the request provably never left
+    │   │       └── A2MPoolTimeout        every pooled connection stayed busy: never sent
     │   ├── A2MTimeoutError               no answer within the timeout
     │   └── A2MHTTPStatusError            an HTTP status that is not a JSON-RPC answer
     │       ├── BadRequestError           400
@@ -49,6 +50,7 @@ __all__ = [
     "A2MConnectionError",
     "A2MError",
     "A2MHTTPStatusError",
+    "A2MPoolTimeout",
     "A2MProtocolError",
     "A2MTimeoutError",
     "A2MTransportError",
@@ -144,6 +146,13 @@ class A2MConnectionError(A2MTransportError):
 class A2MConnectError(A2MConnectionError):
     """No connection could be opened, so the request provably never left; any call is safe
     to retry after this."""
+
+
+class A2MPoolTimeout(A2MConnectError):
+    """Every connection the client may open stayed busy for the whole timeout, so the
+    request never left; like any :class:`A2MConnectError`, safe to retry."""
+
+    hint = "Raise max_connections or the timeout, or make fewer calls at once."
 
 
 class A2MTimeoutError(A2MTransportError):

@@ -30,7 +30,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
-from a2m.errors import A2MConnectError, A2MConnectionError, A2MTimeoutError
+from a2m.errors import A2MConnectError, A2MConnectionError, A2MPoolTimeout, A2MTimeoutError
 
 __all__ = [
     "MAX_CONNECTIONS",
@@ -330,9 +330,8 @@ def _broken(origin: Origin, exc: BaseException, method: str | None) -> NoReturn:
 def _pool_timed_out(origin: Origin, limit: int, method: str | None) -> NoReturn:
     # Nothing was sent: the class that lets the retry policy send any call again, as the
     # httpx path raises for httpx.PoolTimeout.
-    raise A2MConnectError(
-        f"no connection to {origin.url} came free in time: all {limit} were busy "
-        "(pool timeout; raise max_connections or the timeout)",
+    raise A2MPoolTimeout(
+        f"no connection to {origin.url} came free in time: all {limit} were busy (pool timeout)",
         method=method,
     )
 

@@ -30,6 +30,7 @@ from a2m.errors import (
     A2MConnectError,
     A2MConnectionError,
     A2MHTTPStatusError,
+    A2MPoolTimeout,
     A2MTimeoutError,
     ResponseValidationError,
     error_for_status,
@@ -83,9 +84,8 @@ def _raise_transport(exc: httpx.TransportError, method: str | None, url: str) ->
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
         raise A2MConnectError(f"could not connect to {url}: {exc}", method=method) from exc
     if isinstance(exc, httpx.PoolTimeout):  # no connection came free: nothing was sent
-        raise A2MConnectError(
-            f"no connection to {url} came free in time: all were busy "
-            "(pool timeout; raise max_connections or the timeout)",
+        raise A2MPoolTimeout(
+            f"no connection to {url} came free in time: all were busy (pool timeout)",
             method=method,
         ) from exc
     if isinstance(exc, httpx.TimeoutException):
