@@ -202,7 +202,7 @@ def test_keys_and_fields_holding_nul_compare_exactly() -> None:
             {
                 "content": name + "!",
                 "role": name,
-                "metadata": {name: n, "deep": {name: n}, "tags": [name]},
+                "metadata": {name: n, "deep": {name: n}, "same": {name: "v"}},
             }
             for n, name in enumerate(NUL_NAMES)
         ]
@@ -211,6 +211,7 @@ def test_keys_and_fields_holding_nul_compare_exactly() -> None:
         wheres: list[dict[str, Any]] = []
         for n, name in enumerate(NUL_NAMES):
             wheres += [{name: n}, {f"metadata.deep.{name}": n}, {name: {"$exists": True}}]
+            wheres += [{f"metadata.same.{name}": "v"}, {f"metadata.same.{name}": {"$gte": "v"}}]
             wheres += [{"role": name}, {"role": [name, "\x00"]}, {"content": [name + "!"]}]
             wheres += [{"content": {op: name + "!"}} for op in ("$gt", "$gte", "$lt", "$lte")]
             wheres += [{"role": {"$nin": [name, "k\x00"]}}, {"role": {"$ne": name}}]
@@ -221,6 +222,19 @@ def test_keys_and_fields_holding_nul_compare_exactly() -> None:
             if {r["id"] for r in found} != expected:
                 wrong.append(where)
         assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
+
+
+def test_ids_holding_nul_touch_only_their_own_records() -> None:
+    with A2MServer() as server, server.connect() as connection:
+        ids = ["a", "a\x00", "a\x00b", "b"]
+        records = [{"id": i, "content": f"c{n}"} for n, i in enumerate(ids)]
+        connection.call("memory/remember", {"records": records})
+        for chosen in (["a\x00b"], ["a\x00", "b"], ["a\x00b", "a\x00", "zz"]):
+            found = connection.call("memory/timeline", {"where": {"id": chosen}})["records"]
+            assert sorted(r["id"] for r in found) == sorted(set(chosen) & set(ids))
+        assert connection.call("memory/forget", {"ids": ["a\x00b", "zz\x00"]})["forgotten"] == 1
+        left = connection.call("memory/timeline", {})["records"]
+        assert sorted(r["id"] for r in left) == ["a", "a\x00", "b"]
 
 
 def test_a_key_named_or_with_plain_values_is_a_metadata_key() -> None:
