@@ -204,8 +204,11 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
         # before 3.45) would cut it short, so it joins only the exact test.
         plain = [value for value in values if not _holds_nul(value)]
         return _exactly(_metadata_equality(_METADATA, path, plain), exact)
-    # A value equal to one of these holds no NUL, so it reads exactly: every match passes.
-    return _exactly(_metadata_equality(_METADATA, path, values), exact, then=("1", []))
+    fast = _metadata_equality(_METADATA, path, values)
+    if not any(isinstance(value, str) for value in values) and not _keys_end_at_nul():
+        return fast  # numbers, booleans and null hold no NUL
+    # A string equal to one of these holds no NUL, so it reads exactly: every match passes.
+    return _exactly(fast, exact, then=("1", []))
 
 
 def _metadata_equality(doc: str, path: str, values: list[Any]) -> Clause:
@@ -291,16 +294,43 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
     if any(map(_holds_nul, target)):
         return f"coalesce({exact[0]}, 0)", exact[1]
     path = json_path(*target)
-    if numeric:
-        fast = _metadata_ordering(_METADATA, path, condition.op, operand)
-        return _exactly(fast, exact) if _keys_end_at_nul() else fast
+    fast = _metadata_ordering(_METADATA, path, condition.op, operand)
+    if _keys_end_at_nul():
+        return _exactly(fast, exact)
+    if numeric or (condition.op in ("$gte", "$lt") and "\x00" not in operand):
+        # Exact as read: a string read up to its first NUL is at or above a NUL-free
+        # operand exactly when the whole string is, and below it exactly when it is.
+        return fast
+    if "\x00" not in operand:
+        return _cut_short(path, condition.op, operand, exact)
     wide, then = _text_ordering(path, condition.op, operand)
     return _exactly(wide, exact, then=then)
 
 
+def _cut_short(path: str, op: str, operand: str, exact: Clause) -> Clause:
+    """``$gt`` or ``$lte`` with a NUL-free operand: as read, except where the string reads
+    as the operand itself, which a string holding NUL right after it also does (SQLite
+    before 3.45): there the row holding a NUL escape gets the exact test."""
+    extract = "json_extract(r.metadata, ?)"
+    low, high = (operand, b"") if op == "$gt" else ("", operand)
+    strict = ">" if op == "$gt" else "<"
+    is_text = "coalesce(json_type(r.metadata, ?) = 'text', 0)"
+    at_operand = f"WHEN {_MAY_HOLD_NUL} THEN coalesce({exact[0]}, 0) ELSE "
+    at_operand += "0" if op == "$gt" else is_text
+    params: list[Any] = [path, low, high, path, operand, path, *exact[1]]
+    if op == "$lte":
+        params.append(path)
+    return (
+        f"(CASE WHEN {extract} BETWEEN ? AND ? THEN CASE WHEN {extract} {strict} ? "
+        f"THEN {is_text} {at_operand} END ELSE 0 END)",
+        params,
+    )
+
+
 def _text_ordering(path: str, op: str, operand: str) -> tuple[Clause, Clause]:
-    """A comparison with metadata strings, as a test every match passes on every row and
-    the test of its result where the row holds no NUL escape (for :func:`_exactly`).
+    """A comparison with a metadata string holding NUL, as a test every match passes on
+    every row and the test of its result where the row holds no NUL escape (for
+    :func:`_exactly`).
 
     Before SQLite 3.45 a string reads up to its first NUL: never above what it is, so
     never past an operand it is below, and never below the operand read the same way when
