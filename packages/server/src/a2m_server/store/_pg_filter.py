@@ -73,6 +73,15 @@ def _text_order(column: str, lead: list[Any], symbol: str, operand: str) -> tupl
     ordered = f'{_ORDERED.format(column)} COLLATE "C" {symbol} {_ORDERED.format("%s")}'
     if _escapes(operand):
         return f"coalesce({ordered}, FALSE)", [*lead, operand]
+    if symbol in (">", ">="):
+        # Escaping only ever puts U+E000 where a character at or below it was, so text at
+        # or above an operand it left alone stays so once escaped: the escaped comparison
+        # runs first, the exact one only on the rows it lets through that hold an escape.
+        return (
+            f'coalesce({column} COLLATE "C" {symbol} %s AND '
+            f"(strpos({column}, chr(57344)) = 0 OR {ordered}), FALSE)",
+            [*lead, operand, *lead, *lead, operand],
+        )
     return (
         f"coalesce(CASE WHEN strpos({column}, chr(57344)) = 0 "
         f'THEN {column} COLLATE "C" {symbol} %s ELSE {ordered} END, FALSE)',

@@ -6,9 +6,10 @@ and its parameters, so a filter never runs in Python.
 A long list is one ``IN (SELECT value FROM json_each(?))`` rather than a chain of ``OR``s:
 a chain of a thousand alternatives exceeds SQLite's expression depth.
 
-Strings holding U+0000 compare exactly. SQLite's JSON functions end text at NUL: before
-3.45 a decoded string stops there (``"a\u0000b"`` reads as ``'a'``), from 3.45 a key in a
-path matches a stored key up to the first NUL of either. Metadata text writes NUL as the
+Strings holding U+0000 compare exactly. SQLite's JSON functions end text at NUL: older
+versions (3.40) end a decoded string there (``"a\u0000b"`` reads as ``'a'``), newer ones
+(3.51) keep it but match a path's key with a stored key up to the first NUL of either
+(:func:`_keys_end_at_nul` asks the library which). Metadata text writes NUL as the
 escape ``\u0000``, so a row whose text holds none has no NUL anywhere and reads exactly.
 A row holding it is tested on :data:`_ORDERED_METADATA`, its text with every string in
 :func:`order_key` form, which holds no NUL and keeps equality and order; the fast test on
@@ -108,7 +109,7 @@ def _holds_nul(value: Any) -> bool:
 @functools.cache
 def _keys_end_at_nul() -> bool:
     """Whether this SQLite's JSON paths match a stored key up to the first NUL of either
-    (3.45 and later), so that no lookup on a row holding a NUL is trusted."""
+    (3.51 does, 3.40 does not), so that no lookup on a row holding a NUL is trusted."""
     with contextlib.closing(sqlite3.connect(":memory:")) as probe:
         row = probe.execute("""SELECT json_extract('{"a\\u0000b": 1}', '$."a"')""").fetchone()
     return row[0] is not None
@@ -201,7 +202,7 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
     path = json_path(*target)
     if any(map(_holds_nul, values)):
         # Only a row holding the escape can hold such a value; json_each (and json_extract
-        # before 3.45) would cut it short, so it joins only the exact test.
+        # in older SQLite) would cut it short, so it joins only the exact test.
         plain = [value for value in values if not _holds_nul(value)]
         return _exactly(_metadata_equality(_METADATA, path, plain), exact)
     fast = _metadata_equality(_METADATA, path, values)
@@ -309,8 +310,9 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
 
 def _cut_short(path: str, op: str, operand: str, exact: Clause) -> Clause:
     """``$gt`` or ``$lte`` with a NUL-free operand: as read, except where the string reads
-    as the operand itself, which a string holding NUL right after it also does (SQLite
-    before 3.45): there the row holding a NUL escape gets the exact test."""
+    as the operand itself, which a string holding NUL right after it also does (where
+    SQLite ends a decoded string at NUL): there a row holding a NUL escape gets the exact
+    test."""
     extract = "json_extract(r.metadata, ?)"
     low, high = (operand, b"") if op == "$gt" else ("", operand)
     strict = ">" if op == "$gt" else "<"
@@ -332,10 +334,11 @@ def _text_ordering(path: str, op: str, operand: str) -> tuple[Clause, Clause]:
     every row and the test of its result where the row holds no NUL escape (for
     :func:`_exactly`).
 
-    Before SQLite 3.45 a string reads up to its first NUL: never above what it is, so
-    never past an operand it is below, and never below the operand read the same way when
-    it is above the operand. So every match lies between the ends ``BETWEEN`` reads once:
-    the operand up to its first NUL (for ``$gt``/``$gte``) or the operand itself."""
+    Where SQLite ends a decoded string at NUL, a string reads as its part before the first
+    NUL: never above what it is, so never past an operand it is below, and never below the
+    operand read the same way when it is above the operand. So every match lies between
+    the ends ``BETWEEN`` reads once: the operand up to its first NUL (for ``$gt`` and
+    ``$gte``) or the operand itself."""
     extract = "json_extract(r.metadata, ?)"
     if op in ("$gt", "$gte"):
         low: Any = operand.split("\x00", 1)[0]
@@ -421,7 +424,7 @@ def where_clause(name: str, expected: Any) -> tuple[str, list[Any]]:
 
 def text_in(column: str, values: Sequence[str]) -> Clause:
     """SQL: ``column`` is one of ``values`` (strings), in one ``json_each`` list; a value
-    holding NUL, which ``json_each`` would cut short before SQLite 3.45, is bound whole."""
+    holding NUL, which ``json_each`` cuts short in older SQLite (3.40), is bound whole."""
     if "\x00" not in "".join(values):
         return f"{column} IN (SELECT value FROM json_each(?))", [dump_json(list(values))]
     whole = [value for value in values if "\x00" in value]

@@ -380,11 +380,11 @@ class _Reader(StoreReader):
         # floats, and the records are read without them.
         if not ids:
             return []
+        chosen, params = text_in("r.id", ids)
         rows = self._conn.execute(
             "SELECT r.id, v.embedding FROM records AS r JOIN record_vectors AS v "
-            "ON v.rowid = r.rowid WHERE r.id IN (SELECT value FROM json_each(?)) "
-            "AND (r.expires_at IS NULL OR r.expires_at > ?)",
-            (dump_json(list(ids)), self._now),
+            f"ON v.rowid = r.rowid WHERE {chosen} AND (r.expires_at IS NULL OR r.expires_at > ?)",
+            (*params, self._now),
         ).fetchall()
         if not rows:
             return []
