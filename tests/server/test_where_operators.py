@@ -206,6 +206,7 @@ def test_keys_and_fields_holding_nul_compare_exactly() -> None:
             }
             for n, name in enumerate(NUL_NAMES)
         ]
+        records.append({"content": "no role", "metadata": {"k": None}})
         connection.call("memory/remember", {"records": records})
         stored = connection.call("memory/timeline", {})["records"]
         wheres: list[dict[str, Any]] = []
@@ -215,6 +216,7 @@ def test_keys_and_fields_holding_nul_compare_exactly() -> None:
             wheres += [{"role": name}, {"role": [name, "\x00"]}, {"content": [name + "!"]}]
             wheres += [{"content": {op: name + "!"}} for op in ("$gt", "$gte", "$lt", "$lte")]
             wheres += [{"role": {"$nin": [name, "k\x00"]}}, {"role": {"$ne": name}}]
+            wheres += [{"role": {op: name}} for op in ("$gt", "$gte", "$lt", "$lte")]
         wrong = []
         for where in wheres:
             expected = {r["id"] for r in stored if matches(where, r)}

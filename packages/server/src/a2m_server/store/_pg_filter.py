@@ -65,28 +65,32 @@ def _escapes(text: str) -> bool:
     return "\x00" in text or "\ue000" in text
 
 
-def _text_order(column: str, lead: list[Any], symbol: str, operand: str) -> tuple[str, list[Any]]:
-    """SQL: the text ``column`` (as stored, escaped; ``lead`` its parameters) compares with
-    ``operand`` (escaped as it is sent) as the unescaped texts do, by code point. Text
-    that escaping left alone compares as it is; only where either side holds an escape is
-    each turned into the order-keeping form."""
+def _text_order(
+    column: str, lead: list[Any], symbol: str, operand: str, *, nullable: bool = True
+) -> tuple[str, list[Any]]:
+    """SQL: the text ``column`` (as stored, escaped; ``lead`` its parameters; never NULL
+    unless ``nullable``) compares with ``operand`` (escaped as it is sent) as the
+    unescaped texts do, by code point. Text that escaping left alone compares as it is;
+    only where either side holds an escape is each turned into the order-keeping form."""
     ordered = f'{_ORDERED.format(column)} COLLATE "C" {symbol} {_ORDERED.format("%s")}'
     if _escapes(operand):
         return f"coalesce({ordered}, FALSE)", [*lead, operand]
-    if symbol in (">", ">="):
-        # Escaping only ever puts U+E000 where a character at or below it was, so text at
-        # or above an operand it left alone stays so once escaped: the escaped comparison
-        # runs first, the exact one only on the rows it lets through that hold an escape.
-        return (
-            f'coalesce({column} COLLATE "C" {symbol} %s AND '
-            f"(strpos({column}, chr(57344)) = 0 OR {ordered}), FALSE)",
-            [*lead, operand, *lead, *lead, operand],
-        )
-    return (
-        f"coalesce(CASE WHEN strpos({column}, chr(57344)) = 0 "
-        f'THEN {column} COLLATE "C" {symbol} %s ELSE {ordered} END, FALSE)',
-        [*lead, *lead, operand, *lead, operand],
+    # Escaping only ever puts U+E000 where a character at or below it was, so text at or
+    # above an operand it left alone stays so once escaped: the escaped comparison runs
+    # first, the exact one only on the rows it lets through that hold an escape. Below the
+    # operand is the rest of the text: not at or above it.
+    above = {">": ">", ">=": ">=", "<": ">=", "<=": ">"}[symbol]
+    ordered = f'{_ORDERED.format(column)} COLLATE "C" {above} {_ORDERED.format("%s")}'
+    clause = (
+        f'coalesce({column} COLLATE "C" {above} %s AND '
+        f"(strpos({column}, chr(57344)) = 0 OR {ordered}), FALSE)"
     )
+    params = [*lead, operand, *lead, *lead, operand]
+    if above == symbol:
+        return clause, params
+    if not nullable:
+        return f"(NOT {clause})", params
+    return f"({column} IS NOT NULL AND NOT {clause})", [*lead, *params]
 
 
 class Sql(Conditions):
@@ -198,7 +202,7 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
             f"(r.meta #>> %s)::numeric {symbol} %s::numeric, FALSE)",
             [path, path, str(operand)],
         )
-    compare, params = _text_order("(r.meta #>> %s)", [path], symbol, operand)
+    compare, params = _text_order("(r.meta #>> %s)", [path], symbol, operand, nullable=False)
     return f"coalesce(jsonb_typeof(r.meta #> %s) = 'string' AND {compare}, FALSE)", [
         path,
         *params,
