@@ -77,6 +77,18 @@ def test_top_k_min_score_type_and_tag(rest: Rest, ns: str) -> None:
     assert _keys(_query(rest, ns, embedding=[0.0, 1.0, 0.0], tag=["geo", "sun"])) == ["east"]
 
 
+def test_a_tag_holding_nul_matches_only_itself(rest: Rest) -> None:
+    ns = uid("qnul")
+    tags = {"plain": ["a"], "nul": ["a\x00b"], "trail": ["a\x00"], "mixed": ["x", "a\x00b"]}
+    for key, tagged in tags.items():
+        rest.write(ns, key, "semantic", "wind", embedding=[0.0, 1.0, 0.0], meta={"tags": tagged})
+    for tag in ("a", "a\x00b", "a\x00", "\x00", "ab"):
+        found = _keys(_query(rest, ns, embedding=[0.0, 1.0, 0.0], tag=[tag]))
+        assert sorted(found) == sorted(k for k, t in tags.items() if tag in t), repr(tag)
+    found = _keys(_query(rest, ns, embedding=[0.0, 1.0, 0.0], tag=["a\x00b", "x"]))
+    assert found == ["mixed"]
+
+
 def test_recursive_includes_child_namespaces(rest: Rest, ns: str) -> None:
     exact = _query(rest, ns, embedding=[0.0, 1.0, 0.1], top_k=1)
     assert _keys(exact) == ["north"]

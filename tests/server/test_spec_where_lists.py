@@ -35,7 +35,9 @@ def test_filters_holding_u0000_are_answered_not_refused(make_peer: PeerFactory) 
     (found,) = peer.call("memory/timeline", {"where": {"id": record_id}})["records"]
     assert found["metadata"] == {"tags": [tag, "a\x00b"], "k": "v\x00"}
     assert found["content"] == "x\x00y"
-    for where in ({"k": "v\x00"}, {"k": ["\x00", "v\x00"]}):
+    for where in ({"k": "v\x00"}, {"k": ["\x00", "v\x00"]}, {"k": ["v\x00", "v"]}):
         records = peer.call("memory/timeline", {"where": where})["records"]
-        assert all(r["id"] == record_id for r in records)
+        assert [r["id"] for r in records] == [record_id], where
+    for where in ({"k": "v"}, {"k": ["v", "\x00"]}, {"k": "v\x00\x00"}):
+        assert not peer.call("memory/timeline", {"where": where})["records"], where
     assert peer.call("memory/recall", {"query": "x", "tags": ["a\x00b", tag]}) is not None

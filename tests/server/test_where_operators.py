@@ -144,15 +144,22 @@ def test_or_widest_and_deepest_runs() -> None:
 
 # Values the SQL may mistake for one another: the text of a container ("[1, 2]" beside
 # [1, 2]), the numbers 0 and 1 beside false and true (SQLite reads those as 0 and 1), a
-# float beside its integer, the ends of the number line and of the string order.
+# float beside its integer, the ends of the number line and of the string order; strings
+# holding U+0000 beside their prefixes (SQLite's JSON functions end a string at NUL),
+# beside the text escaping it ("\\u0000"), and beside what a store holding no NUL might
+# write in its place (U+0001, U+E000…).
 LOOKALIKES: list[Any] = [
     0, 1, 1.0, 0.0, -0.0, 2, 2.5, -1, 2**53 + 1, 2**70, -(2**70), 1e308,
     "0", "1", "", "a", "[1,2]", "[1, 2]", "[]", "{}", '{"n":1}', "[", "{", "\u00e9",
+    "\x00", "a\x00", "a\x00b", "a\x00\x00", "\x00a", "ab", "\x01", "a\x01", "a\x00\x01",
+    "\ue000", "a\ue000\ue002", "a\\u0000", "a\\", "[\x00]", ["a\x00"], {"a\x00": 1},
     True, False, None, [1, 2], [], {"n": 1}, {},
 ]  # fmt: skip
 LOOKALIKE_OPERANDS: list[Any] = [
     0, 1, 1.0, 0.0, -1, 0.5, 2, 2**53, 2**70, -(2**80), 1e308,
     "", "0", "1", "[", "[1,2]", "[1, 2]", "{}", "{", "a", "\u00e9",
+    "\x00", "a\x00", "a\x00b", "a\x00\x00", "ab", "\x01", "a\x01", "\ue000", "a\ue000\ue002",
+    "a\\u0000", "[\x00]",
 ]  # fmt: skip
 
 
@@ -167,16 +174,69 @@ def test_lookalike_values_compare_in_sql_as_the_client_matches() -> None:
             wheres += [{key: {op: operand}} for op in ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")]
             wheres.append({key: {"$in": [operand, 2.5]}})
             wheres.append({key: {"$nin": [operand, "a"]}})
+            wheres.append({key: [operand, "a\x00b", "\x00"]})
         wheres += [
             {"v": {"$gt": 0, "$lt": 1}},
             {"v": {"$gte": 0, "$lte": 1}},
             {"$or": [{"v": {"$gte": 0.5}}, {"v": {"$gte": ""}}, {"v": {"$in": [True]}}]},
             {"$and": [{"v": {"$gt": -1}}, {"v": {"$lte": "[1, 2]"}}]},
+            {"v": {"$gt": "a", "$lt": "a\x00b"}},
+            {"$or": [{"v": "a\x00"}, {"metadata.deep.v": {"$gte": "a\x00\x00"}}]},
         ]
+        wrong = []
         for where in wheres:
             expected = {r["id"] for r in stored if matches(where, r)}
             found = connection.call("memory/timeline", {"where": where})["records"]
-            assert {r["id"] for r in found} == expected, f"{where}"
+            if {r["id"] for r in found} != expected:
+                wrong.append(where)
+        assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
+
+
+NUL_NAMES = ["k", "k\x00", "k\x00x", "kx", "k\x01", "k\ue000\ue002"]
+"""Metadata keys that a store ending names at NUL, or holding none, might confuse."""
+
+
+def test_keys_and_fields_holding_nul_compare_exactly() -> None:
+    with A2MServer() as server, server.connect() as connection:
+        records = [
+            {
+                "content": name + "!",
+                "role": name,
+                "metadata": {name: n, "deep": {name: n}, "same": {name: "v"}},
+            }
+            for n, name in enumerate(NUL_NAMES)
+        ]
+        records.append({"content": "no role", "metadata": {"k": None}})
+        connection.call("memory/remember", {"records": records})
+        stored = connection.call("memory/timeline", {})["records"]
+        wheres: list[dict[str, Any]] = []
+        for n, name in enumerate(NUL_NAMES):
+            wheres += [{name: n}, {f"metadata.deep.{name}": n}, {name: {"$exists": True}}]
+            wheres += [{f"metadata.same.{name}": "v"}, {f"metadata.same.{name}": {"$gte": "v"}}]
+            wheres += [{"role": name}, {"role": [name, "\x00"]}, {"content": [name + "!"]}]
+            wheres += [{"content": {op: name + "!"}} for op in ("$gt", "$gte", "$lt", "$lte")]
+            wheres += [{"role": {"$nin": [name, "k\x00"]}}, {"role": {"$ne": name}}]
+            wheres += [{"role": {op: name}} for op in ("$gt", "$gte", "$lt", "$lte")]
+        wrong = []
+        for where in wheres:
+            expected = {r["id"] for r in stored if matches(where, r)}
+            found = connection.call("memory/timeline", {"where": where})["records"]
+            if {r["id"] for r in found} != expected:
+                wrong.append(where)
+        assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
+
+
+def test_ids_holding_nul_touch_only_their_own_records() -> None:
+    with A2MServer() as server, server.connect() as connection:
+        ids = ["a", "a\x00", "a\x00b", "b"]
+        records = [{"id": i, "content": f"c{n}"} for n, i in enumerate(ids)]
+        connection.call("memory/remember", {"records": records})
+        for chosen in (["a\x00b"], ["a\x00", "b"], ["a\x00b", "a\x00", "zz"]):
+            found = connection.call("memory/timeline", {"where": {"id": chosen}})["records"]
+            assert sorted(r["id"] for r in found) == sorted(set(chosen) & set(ids))
+        assert connection.call("memory/forget", {"ids": ["a\x00b", "zz\x00"]})["forgotten"] == 1
+        left = connection.call("memory/timeline", {})["records"]
+        assert sorted(r["id"] for r in left) == ["a", "a\x00", "b"]
 
 
 def test_a_key_named_or_with_plain_values_is_a_metadata_key() -> None:

@@ -3,6 +3,7 @@ SQLite store's (``where`` equality on fields and metadata, scopes, groups, tags,
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from a2m_types import parse_timestamp, to_epoch_ms
@@ -34,21 +35,62 @@ _TIME_COLUMNS = {
 }
 
 
-def _without_nul(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.replace("\x00", "")
-    if isinstance(value, list):
-        return [_without_nul(item) for item in value]
-    if isinstance(value, dict):
-        return {_without_nul(key): _without_nul(item) for key, item in value.items()}
-    return value
+# A JSON escape of NUL: ``\u0000`` after an even run of backslashes (an odd run would
+# make its first backslash part of an escaped backslash).
+_NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
+
+# SQL: text as :mod:`._pg_adapt` escapes it (NUL as U+E000 U+E002, U+E000 as U+E000
+# U+E001) turned into a form that orders (and equals) as the text itself does: NUL as
+# U+0001 U+0001 and U+0001 as U+0001 U+0002, a prefix code keeping code-point order.
+_ORDERED = (
+    "replace(replace(replace({}, chr(1), chr(1) || chr(2)), chr(57344) || chr(57346), "
+    "chr(1) || chr(1)), chr(57344) || chr(57345), chr(57344))"
+)
 
 
 def jsonb_text(value: Any) -> str:
-    """``value`` as text for a ``jsonb`` parameter. jsonb cannot hold U+0000, so stored
-    metadata's jsonb copy and every value compared with it go without it (the verbatim
-    metadata text keeps it)."""
-    return dump_json(_without_nul(value))
+    """``value`` as text for a ``jsonb`` parameter. jsonb cannot hold U+0000: each NUL is
+    left unescaped here, so that the connection's string escaping (:mod:`._pg_adapt`)
+    writes it, in keys and values alike, as it writes NUL in any text column. Stored
+    metadata's jsonb copy and every value compared with it so hold the same injective
+    form, and compare equal exactly when the values do."""
+    text = dump_json(value)
+    if "\\u0000" not in text:
+        return text
+    return _NUL_ESCAPE.sub(lambda found: found.group(1) + "\x00", text)
+
+
+def _escapes(text: str) -> bool:
+    """Whether the connection's escaping changes ``text`` (it holds NUL or U+E000)."""
+    return "\x00" in text or "\ue000" in text
+
+
+def _text_order(
+    column: str, lead: list[Any], symbol: str, operand: str, *, nullable: bool = True
+) -> tuple[str, list[Any]]:
+    """SQL: the text ``column`` (as stored, escaped; ``lead`` its parameters; never NULL
+    unless ``nullable``) compares with ``operand`` (escaped as it is sent) as the
+    unescaped texts do, by code point. Text that escaping left alone compares as it is;
+    only where either side holds an escape is each turned into the order-keeping form."""
+    ordered = f'{_ORDERED.format(column)} COLLATE "C" {symbol} {_ORDERED.format("%s")}'
+    if _escapes(operand):
+        return f"coalesce({ordered}, FALSE)", [*lead, operand]
+    # Escaping only ever puts U+E000 where a character at or below it was, so text at or
+    # above an operand it left alone stays so once escaped: the escaped comparison runs
+    # first, the exact one only on the rows it lets through that hold an escape. Below the
+    # operand is the rest of the text: not at or above it.
+    above = {">": ">", ">=": ">=", "<": ">=", "<=": ">"}[symbol]
+    ordered = f'{_ORDERED.format(column)} COLLATE "C" {above} {_ORDERED.format("%s")}'
+    clause = (
+        f'coalesce({column} COLLATE "C" {above} %s AND '
+        f"(strpos({column}, chr(57344)) = 0 OR {ordered}), FALSE)"
+    )
+    params = [*lead, operand, *lead, *lead, operand]
+    if above == symbol:
+        return clause, params
+    if not nullable:
+        return f"(NOT {clause})", params
+    return f"({column} IS NOT NULL AND NOT {clause})", [*lead, *params]
 
 
 class Sql(Conditions):
@@ -152,7 +194,7 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
         if numeric:
             return "FALSE", []
         # Text compares as SQLite compares it: by code point (bytewise in UTF-8).
-        return f'coalesce(r.{_TEXT_COLUMNS[name]} COLLATE "C" {symbol} %s, FALSE)', [operand]
+        return _text_order(f"r.{_TEXT_COLUMNS[name]}", [], symbol, operand)
     path = list(condition.target)
     if numeric:
         return (
@@ -160,11 +202,11 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
             f"(r.meta #>> %s)::numeric {symbol} %s::numeric, FALSE)",
             [path, path, str(operand)],
         )
-    return (
-        "coalesce(jsonb_typeof(r.meta #> %s) = 'string' AND "
-        f'(r.meta #>> %s) COLLATE "C" {symbol} %s, FALSE)',
-        [path, path, operand],
-    )
+    compare, params = _text_order("(r.meta #>> %s)", [path], symbol, operand, nullable=False)
+    return f"coalesce(jsonb_typeof(r.meta #> %s) = 'string' AND {compare}, FALSE)", [
+        path,
+        *params,
+    ]
 
 
 def _presence(condition: Condition) -> tuple[str, list[Any]]:

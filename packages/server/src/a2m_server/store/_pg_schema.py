@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MIGRATION_LOCK", "SCHEMA_VERSION", "MissingExtensionError", "migrate"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Every object lives in the connection's current schema (the first of its search_path),
 # so one database can hold several stores side by side.
@@ -189,7 +189,17 @@ _V2 = [
     'CREATE INDEX term_stats_bytes ON term_stats ((lexeme COLLATE "C"))',
 ]
 
-_MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2}
+# Metadata's jsonb copy held each string without its NULs, so "a\u0000b" equalled "ab"
+# in a filter; it now holds them as every text column does (U+E000 U+E002, U+E000 itself
+# doubled as U+E000 U+E001, which the verbatim text already holds). Only rows whose text
+# escapes a NUL (\u0000 after an even run of backslashes) change.
+_V3 = [
+    r"""UPDATE records SET meta = regexp_replace(metadata, '(?<!\\)((?:\\\\)*)\\u0000',
+        '\1' || chr(57344) || chr(57346), 'g')::jsonb
+    WHERE strpos(metadata, '\u0000') > 0""",
+]
+
+_MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3}
 
 # Serialises schema creation between processes opening a new database at once.
 MIGRATION_LOCK = 0x4132_4D5F_5343_484D  # "A2M_SCHM"

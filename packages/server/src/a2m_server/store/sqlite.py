@@ -28,7 +28,7 @@ from . import _fts
 from ._access import AccessBuffer
 from ._checkpoint import BACKSTOP_PAGES, Checkpointer
 from ._json_text import dump_json
-from ._sqlite_where import where_clause
+from ._sqlite_where import tag_clause, text_in, where_clause
 from ._where import Conditions
 from .base import (
     RECORD_COLUMNS,
@@ -86,11 +86,11 @@ def _build_filter(where: RecordFilter, now: int) -> Conditions:
     sql = Conditions()
     sql.add("(r.expires_at IS NULL OR r.expires_at > ?)", now)
     if where.ids is not None:
-        sql.add("r.id IN (SELECT value FROM json_each(?))", dump_json(list(where.ids)))
+        _add(sql, text_in("r.id", where.ids))
     if where.tier is not None:
         sql.add("r.tier = ?", where.tier)
     if where.tiers is not None:
-        sql.add("r.tier IN (SELECT value FROM json_each(?))", dump_json(list(where.tiers)))
+        _add(sql, text_in("r.tier", where.tiers))
     if where.has_session:
         if where.session is None:
             sql.add("r.session IS NULL")
@@ -107,17 +107,18 @@ def _build_filter(where: RecordFilter, now: int) -> Conditions:
         _add_scope(sql, where.scope, owner_column="r.owner", tier_column="r.tier")
     if where.groups is not None:
         pairs = [[owner or "", group] for owner, group in where.groups]
-        sql.add(
+        # A pair holding NUL is bound whole: ->> would end it at the NUL.
+        listed = [pair for pair in pairs if "\x00" not in pair[0] + pair[1]]
+        whole = [part for pair in pairs if "\x00" in pair[0] + pair[1] for part in pair]
+        clause = (
             "EXISTS (SELECT 1 FROM json_each(?) AS g WHERE g.value ->> 0 = coalesce(r.owner, '')"
-            " AND g.value ->> 1 = r.grp)",
-            dump_json(pairs),
+            " AND g.value ->> 1 = r.grp)"
         )
+        clause += " OR (coalesce(r.owner, '') = ? AND r.grp = ?)" * (len(whole) // 2)
+        sql.add(f"({clause})", dump_json(listed), *whole)
     if where.tags_all:
         for tag in where.tags_all:
-            sql.add(
-                "EXISTS (SELECT 1 FROM json_each(r.metadata, '$.tags') AS t WHERE t.value = ?)",
-                tag,
-            )
+            _add(sql, tag_clause(tag))
     if where.with_embedding:
         sql.add("r.dims IS NOT NULL")
     if where.earned_at_least is not None:
@@ -146,6 +147,10 @@ def _build_filter(where: RecordFilter, now: int) -> Conditions:
 _COUNTED_FILTER = RecordFilter()
 
 
+def _add(sql: Conditions, clause: tuple[str, list[Any]]) -> None:
+    sql.add(clause[0], *clause[1])
+
+
 def _only_tier_and_scope(where: RecordFilter) -> bool:
     """Whether ``where`` conditions on nothing but one tier and an owner scope, which the
     kept counts answer."""
@@ -157,8 +162,9 @@ def _add_scope(sql: Conditions, scope: Scope, *, owner_column: str, tier_column:
         clause = f"({owner_column} = ? OR {owner_column} IS NULL"
         params: list[Any] = [scope.owner]
         if scope.shared_tiers:
-            clause += f" OR {tier_column} IN (SELECT value FROM json_each(?))"
-            params.append(dump_json(list(scope.shared_tiers)))
+            shared, more = text_in(tier_column, scope.shared_tiers)
+            clause += f" OR {shared}"
+            params += more
         sql.add(clause + ")", *params)
     else:
         sql.add(f"{owner_column} = ?", scope.owner)
@@ -374,11 +380,11 @@ class _Reader(StoreReader):
         # floats, and the records are read without them.
         if not ids:
             return []
+        chosen, params = text_in("r.id", ids)
         rows = self._conn.execute(
             "SELECT r.id, v.embedding FROM records AS r JOIN record_vectors AS v "
-            "ON v.rowid = r.rowid WHERE r.id IN (SELECT value FROM json_each(?)) "
-            "AND (r.expires_at IS NULL OR r.expires_at > ?)",
-            (dump_json(list(ids)), self._now),
+            f"ON v.rowid = r.rowid WHERE {chosen} AND (r.expires_at IS NULL OR r.expires_at > ?)",
+            (*params, self._now),
         ).fetchall()
         if not rows:
             return []
@@ -684,18 +690,15 @@ class _Writer(_Reader, StoreWriter):
     def resolve_write_ids(self, write_ids: Sequence[str]) -> dict[str, str]:
         if not write_ids:
             return {}
-        payload = dump_json(list(write_ids))
+        noted, params = text_in("write_id", write_ids)
         found: dict[str, str] = dict(
             self._conn.execute(
-                "SELECT write_id, record_id FROM write_ids "
-                "WHERE write_id IN (SELECT value FROM json_each(?))",
-                (payload,),
+                f"SELECT write_id, record_id FROM write_ids WHERE {noted}", params
             ).fetchall()
         )
         # A record's own id wins over a noted one, as in resolve_write_id.
-        for (record_id,) in self._conn.execute(
-            "SELECT id FROM records WHERE id IN (SELECT value FROM json_each(?))", (payload,)
-        ):
+        own, params = text_in("id", write_ids)
+        for (record_id,) in self._conn.execute(f"SELECT id FROM records WHERE {own}", params):
             found[record_id] = record_id
         return found
 
@@ -724,20 +727,18 @@ class _Writer(_Reader, StoreWriter):
     def set_tier(self, ids: Sequence[str], tier: str) -> int:
         if not ids:
             return 0
+        chosen, params = text_in("id", ids)
         cursor = self._conn.execute(
-            "UPDATE records SET tier = ? WHERE id IN (SELECT value FROM json_each(?)) "
-            "AND tier IS NOT ?",
-            (tier, dump_json(list(ids)), tier),
+            f"UPDATE records SET tier = ? WHERE {chosen} AND tier IS NOT ?", (tier, *params, tier)
         )
         return cursor.rowcount
 
     def add_salience(self, ids: Sequence[str], amount: float) -> int:
         if not ids:
             return 0
+        chosen, params = text_in("id", ids)
         cursor = self._conn.execute(
-            "UPDATE records SET salience = salience + ? WHERE id IN "
-            "(SELECT value FROM json_each(?))",
-            (amount, dump_json(list(ids))),
+            f"UPDATE records SET salience = salience + ? WHERE {chosen}", (amount, *params)
         )
         return cursor.rowcount
 
@@ -756,10 +757,8 @@ class _Writer(_Reader, StoreWriter):
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:
             return 0
-        payload = dump_json(list(ids))
-        rows = self._conn.execute(
-            "SELECT rowid FROM records WHERE id IN (SELECT value FROM json_each(?))", (payload,)
-        ).fetchall()
+        chosen, params = text_in("id", ids)
+        rows = self._conn.execute(f"SELECT rowid FROM records WHERE {chosen}", params).fetchall()
         if not rows:
             return 0
         rowids = dump_json([row[0] for row in rows])
@@ -770,10 +769,8 @@ class _Writer(_Reader, StoreWriter):
             "DELETE FROM record_vectors WHERE rowid IN (SELECT value FROM json_each(?))",
             (rowids,),
         )
-        self._conn.execute(
-            "DELETE FROM write_ids WHERE record_id IN (SELECT value FROM json_each(?))",
-            (payload,),
-        )
+        noted, params = text_in("record_id", ids)
+        self._conn.execute(f"DELETE FROM write_ids WHERE {noted}", params)
         cursor = self._conn.execute(
             "DELETE FROM records WHERE rowid IN (SELECT value FROM json_each(?))", (rowids,)
         )
