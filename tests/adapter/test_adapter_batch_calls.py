@@ -1,4 +1,4 @@
-"""What a batch of a thousand costs, as the client README states it: up to ``L′`` keys (the
+"""What a batch of a thousand costs, as the client README states it: up to ``L'`` keys (the
 server's ``max_recall_limit``, less one where it declares ``scopes``, since owners may
 share a key) is three calls; the bundled server in process declares ``scopes``, so 999
 entries are three calls there and a thousand are four. Counted on the wire by a
@@ -40,7 +40,7 @@ def server() -> Iterator[A2MServer]:
 
 @pytest.mark.parametrize(
     ("count", "timelines_first"),
-    [(999, 1), (1000, 2)],  # L′ = 999: a full page of 1000 is asked for again in halves
+    [(999, 1), (1000, 2)],  # L' = 999: a full page of 1000 is asked for again in halves
 )
 def test_a_batch_costs_three_calls_up_to_l_prime(
     server: A2MServer, count: int, timelines_first: int

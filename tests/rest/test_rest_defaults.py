@@ -1,5 +1,5 @@
 """The defaults and bounds docs/rest-binding.md states for the draft's routes: a listing
-pages 50 entries unless told, `offset` runs 0 to 2³¹−1, a query returns 5 unless told,
+pages 50 entries unless told, `offset` runs 0 to 2**31 - 1, a query returns 5 unless told,
 `recursive` takes `1` and `0` as well as `true` and `false`, and a query counts as an
 access, as a recall does."""
 
