@@ -17,6 +17,7 @@ _STORE_MODULES = (
     "test_http_binding",
     "test_where_operators",
     "test_store_counts",
+    "test_store_access",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")
