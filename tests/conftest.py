@@ -18,6 +18,7 @@ _STORE_MODULES = (
     "test_where_operators",
     "test_store_counts",
     "test_store_access",
+    "test_store_ties",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")
