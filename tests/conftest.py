@@ -19,6 +19,7 @@ _STORE_MODULES = (
     "test_store_counts",
     "test_store_access",
     "test_store_ties",
+    "test_store_readers",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")
