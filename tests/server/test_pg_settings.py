@@ -4,6 +4,10 @@ the store in that schema, created if missing, so one database holds independent 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import psycopg
@@ -43,3 +47,29 @@ def test_a_schema_parameter_keeps_stores_apart(postgres_server: PostgresServer) 
             (schemas,),
         ).fetchall()
     assert sorted(row[0] for row in found) == sorted(schemas)
+
+
+def test_a2m_db_may_name_a_postgresql_database(postgres_server: PostgresServer) -> None:
+    """``$A2M_DB`` takes a libpq URL as ``--db`` does."""
+    url = postgres_server.fresh_url()
+    record = {"content": "through the environment", "key": "env/k"}
+    remember = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "memory/remember",
+        "params": {"records": [record]},
+    }
+    env = {name: value for name, value in os.environ.items() if name != "A2M_DB"}
+    done = subprocess.run(
+        [sys.executable, "-m", "a2m_server", "stdio"],
+        input=json.dumps(remember) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "A2M_DB": url},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "result" in json.loads(done.stdout.splitlines()[0])
+    with A2MServer(db=url) as server:
+        fetched = server.connect().call("memory/fetch", {"key": "env/k"})["record"]
+    assert fetched["content"] == record["content"]
