@@ -1,7 +1,8 @@
 """The defaults and bounds docs/rest-binding.md states for the draft's routes: a listing
 pages 50 entries unless told, `offset` runs 0 to 2**31 - 1, a query returns 5 unless told,
-`recursive` takes `1` and `0` as well as `true` and `false`, and a query counts as an
-access, as a recall does."""
+`limit` and `top_k` are bounded by the server's `max_recall_limit` too, `recursive` takes
+`1` and `0` as well as `true` and `false`, and a query counts as an access, as a recall
+does."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 from rest_support import Rest, assert_error, eventually, rpc, uid, unchanged
 
 from a2m_server import A2MServer
+from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_testing.servers import serve_http
 
 
 def _records(ns: str, n: int, **fields: Any) -> list[dict[str, Any]]:
@@ -97,3 +100,19 @@ def test_a_query_counts_as_an_access(rest: Rest, url: str) -> None:
     found = rest.query(ns, {"query": "entry"}).json()
     assert [hit["entry"]["key"] for hit in found] == ["k000"]
     assert eventually(lambda: accesses() if accesses() >= 2 else None) == 2
+
+
+def test_limit_and_top_k_are_bounded_by_the_servers_recall_limit(store_backend: str) -> None:
+    config = ServerConfig(limits=LimitsConfig(max_recall_limit=3))
+    with A2MServer(config) as small, serve_http(small) as small_url:
+        rest = Rest(small_url)
+        try:
+            ns = uid("bounded")
+            rpc(small_url, "memory/remember", {"records": _records(ns, 2)})
+            assert rest.list(ns, limit=3).status_code == 200
+            assert rest.query(ns, {"query": "entry", "top_k": 3}).status_code == 200
+            with unchanged(small):
+                assert_error(rest.list(ns, limit=4), 422, "QUOTA_EXCEEDED")
+                assert_error(rest.query(ns, {"query": "entry", "top_k": 4}), 422, "QUOTA_EXCEEDED")
+        finally:
+            rest.close()
