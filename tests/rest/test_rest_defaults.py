@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from rest_support import Rest, assert_error, eventually, rpc, uid, unchanged
 
 from a2m_server import A2MServer
@@ -114,5 +115,33 @@ def test_limit_and_top_k_are_bounded_by_the_servers_recall_limit(store_backend: 
             with unchanged(small):
                 assert_error(rest.list(ns, limit=4), 422, "QUOTA_EXCEEDED")
                 assert_error(rest.query(ns, {"query": "entry", "top_k": 4}), 422, "QUOTA_EXCEEDED")
+        finally:
+            rest.close()
+
+
+@pytest.mark.parametrize("metric", ["dot", "l2"])
+def test_with_dot_or_l2_a_query_scores_the_stores_similarity(
+    store_backend: str, metric: str
+) -> None:
+    """docs/rest-binding.md: with ``dot`` or ``l2`` the score of a query by embedding is the
+    store's similarity, in [0, 1], the one ``rank: "similarity"`` gives over JSON-RPC."""
+    with A2MServer(ServerConfig(metric=metric)) as server, serve_http(server) as url:
+        rest = Rest(url)
+        try:
+            ns = uid(metric)
+            vectors = {"near": [1.0, 0.1], "side": [0.2, 1.0], "away": [-1.0, -0.3]}
+            for key, vector in vectors.items():
+                rest.write(ns, key, "semantic", key, embedding=vector)
+            found = rest.query(ns, {"embedding": [1.0, 0.0], "top_k": 10}).json()
+            assert [hit["entry"]["key"] for hit in found] == ["near", "side", "away"]
+            assert all(0.0 <= hit["score"] <= 1.0 for hit in found), found
+            ranked = rpc(
+                url,
+                "memory/recall",
+                {"embedding": [1.0, 0.0], "rank": "similarity", "key_prefix": f"{ns}/"},
+            )["records"]
+            by_key = {record["key"].rsplit("/", 1)[1]: record["score"] for record in ranked}
+            for hit in found:
+                assert hit["score"] == pytest.approx(by_key[hit["entry"]["key"]], abs=1e-6)
         finally:
             rest.close()
