@@ -21,6 +21,7 @@ from a2m import A2MClient
 from a2m.adapter import MAX_CALLS_PER_PAGE, A2MAdapter
 from a2m.transports import InProcessTransport, Transport
 from a2m_server import A2MServer
+from a2m_server.config import LimitsConfig, ServerConfig
 
 
 class Counting(Transport):
@@ -133,3 +134,44 @@ def test_a_batch_costs_three_calls_up_to_l_prime(
             "memory/remember",
             "memory/timeline",
         ]
+
+
+def test_a_query_is_one_recall_and_a_timeline_when_filtered_here(
+    wire: tuple[Counting, A2MClient],
+) -> None:
+    """``query(...)``: one ``memory/recall``; a ``memory/timeline`` by id for the winners'
+    vectors when the query was filtered here (``tags``, an exact ``namespace``)."""
+    transport, client = wire
+    adapter = A2MAdapter(client, "acme/asked")
+    adapter.write("plan", "semantic", "ship the translator", meta={"tags": ["goal"]})
+    A2MAdapter(client, "acme/asked/kid").write("plan", "semantic", "ship the kid's translator")
+    transport.taken()
+
+    assert len(adapter.query(text="translator")) == 2  # every namespace: the server filters
+    assert transport.taken() == ["memory/recall"]
+    assert [hit.entry.namespace for hit in adapter.query(text="translator", tags=["goal"])] == [
+        "acme/asked"
+    ]
+    assert transport.taken() == ["memory/recall", "memory/timeline"]
+    exact = adapter.query(text="translator", namespace="acme/asked")
+    assert [hit.entry.namespace for hit in exact] == ["acme/asked"]
+    assert transport.taken() == ["memory/recall", "memory/timeline"]
+    assert adapter.filter_operators()  # what describe declared: no call
+    assert transport.taken() == []
+
+
+def test_a_listing_by_offset_reads_the_whole_listing_a_page_of_l_at_a_time() -> None:
+    """``list(limit, offset)`` against a server paging by cursor: ``⌈n/L⌉`` timelines, for
+    the exact ``total``."""
+    with A2MServer(ServerConfig(limits=LimitsConfig(max_recall_limit=10))) as server:
+        transport = Counting(server)
+        with A2MClient(transport=transport) as client:
+            adapter = A2MAdapter(client, "acme/offset")
+            adapter.write_many(
+                [{"key": f"k{n:02d}", "type": "semantic", "value": n} for n in range(25)]
+            )
+            transport.taken()
+            page = adapter.list(limit=5, offset=20)
+            assert [entry.key for entry in page.entries] == [f"k{n:02d}" for n in range(20, 25)]
+            assert page.total == 25
+            assert transport.taken() == ["memory/timeline"] * 3  # ⌈25/10⌉
