@@ -20,6 +20,7 @@ _STORE_MODULES = (
     "test_store_access",
     "test_store_ties",
     "test_store_readers",
+    "test_store_cjk",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")
