@@ -17,6 +17,10 @@ _STORE_MODULES = (
     "test_http_binding",
     "test_where_operators",
     "test_store_counts",
+    "test_store_access",
+    "test_store_ties",
+    "test_store_readers",
+    "test_store_cjk",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")

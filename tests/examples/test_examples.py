@@ -65,3 +65,31 @@ def test_the_example_runs_offline(script: str, tmp_path: Path) -> None:
         assert found, f"{pattern!r} missing (in order) from:\n{done.stdout}"
         position = found.end()
     assert refused_in(tmp_path / "net") == []
+
+
+@pytest.mark.timeout(TIME_LIMIT_S + 30)
+def test_real_models_without_a_key_say_so_and_stay_scripted(tmp_path: Path) -> None:
+    """The README: ``--real-models`` runs real providers when ``OPENAI_API_KEY`` is set,
+    and says which framework stays scripted, and why, when it is not."""
+    env = guarded_environment(tmp_path / "net")
+    for name in ("A2M_URL", "OPENAI_API_KEY"):
+        env.pop(name, None)
+    env["HOME"] = str(tmp_path / "home")
+    env["TMPDIR"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "shared_memory.py"), "--real-models"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIME_LIMIT_S,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    said = " ".join(done.stdout.split())
+    assert (
+        "--real-models: OPENAI_API_KEY is not set, so every framework runs on its scripted" in said
+    )
+    assert "no provider is called" in said
+    assert "the server has stopped" in said  # the whole story still ran
+    assert refused_in(tmp_path / "net") == []

@@ -127,6 +127,11 @@ def test_every_shell_line_works(tmp_path: Path, request: pytest.FixtureRequest) 
             ).stdout
             for session in ("lint", "types", "tests", "interop", "demo", "tests-crewai"):
                 assert f"* {session}" in listed, listed
+            # "not run by default": one tests-<package> per package, and bench.
+            for session in ("bench", "tests-server", "tests-client", "tests-testing"):
+                assert f"- {session} ->" in listed, listed
+            for framework in ("langchain", "langgraph", "crewai", "autogen", "agno"):
+                assert f"* tests-{framework} ->" in listed, listed
         elif words[:3] == ["uv", "run", "a2m-server"] and words[3] == "serve":
             if any(word.startswith("postgresql://") for word in words):
                 # The README's database is the test session's real PostgreSQL.

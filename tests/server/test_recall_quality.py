@@ -293,3 +293,20 @@ def _snapshot(db: Path) -> dict[str, Any]:
     finally:
         conn.close()
     return out
+
+
+@pytest.mark.parametrize(
+    ("query", "left"),
+    [
+        ("the cat", ["cat"]),  # English
+        ("le chat", ["chat"]),  # French
+        ("el gato", ["gato"]),  # Spanish
+        ("der Hund", ["hund"]),  # German
+        ("o gato", ["gato"]),  # Portuguese
+        ("и кошка", ["кошк"]),  # Russian
+    ],
+)
+def test_stop_words_of_each_listed_language_leave_the_query(query: str, left: list[str]) -> None:
+    """docs/ranking.md: queries drop the stop words of English, French, Spanish, German,
+    Portuguese and Russian."""
+    assert query_terms(query) == left

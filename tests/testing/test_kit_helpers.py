@@ -188,3 +188,13 @@ def test_the_stdio_command_runs_this_interpreter() -> None:
         "memory.db",
         "--read-only",
     ]
+
+
+def test_the_plugin_is_registered_under_the_entry_point_a2m() -> None:
+    """The README: installing a2m-testing registers the pytest plugin, entry point ``a2m``."""
+    from importlib.metadata import entry_points
+
+    import a2m_testing.plugin
+
+    (plugin,) = [ep for ep in entry_points(group="pytest11") if ep.name == "a2m"]
+    assert plugin.load() is a2m_testing.plugin

@@ -154,9 +154,9 @@ def test_every_fixture_is_documented(strict: pytest.Pytester) -> None:
         "a2m_stdio_command": "argv of a stdio server",
         "a2m_binding": "The binding this run",
         "a2m_client": "over each",
-        "a2m_async_client": "asyncio twin of",
+        "a2m_async_client": "async twin of",
         "a2m_client_factory": "Open",
-        "a2m_async_client_factory": "asyncio twin of",
+        "a2m_async_client_factory": "async twin of",
         "a2m_respx_url": "answers on",
         "a2m_respx_router": "active respx router",
     }
