@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from client_support import DESCRIBE_ALL
+from client_support import DESCRIBE_ALL, Driver
+
+from a2m import A2MClient, AsyncA2MClient
 
 RECORD_AT = "2026-07-28T10:15:30.123Z"
 
@@ -312,3 +314,17 @@ def unused_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def make(mode: str, url: str, **options: object) -> Driver:
+    """A client of ``mode`` (``sync`` or ``async``) over HTTP at ``url``."""
+    cls = A2MClient if mode == "sync" else AsyncA2MClient
+    return Driver(cls(url, **options), "http")  # type: ignore[arg-type]
+
+
+async def close(driver: Driver) -> None:
+    """Close the client ``make`` built, sync or async."""
+    if driver.is_async:
+        await driver.client.aclose()
+    else:
+        driver.client.close()

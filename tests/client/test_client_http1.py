@@ -16,7 +16,7 @@ import httpx
 import pytest
 import respx
 from client_support import MODES, Driver, FakeServer, install_sleep
-from scripted_http import ScriptedServer, hang, raw, respond, unused_port
+from scripted_http import ScriptedServer, close, hang, make, raw, respond, unused_port
 
 import a2m
 from a2m import A2MClient, AsyncA2MClient
@@ -37,18 +37,6 @@ def no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.lower(), raising=False)
-
-
-def make(mode: str, url: str, **options: object) -> Driver:
-    cls = A2MClient if mode == "sync" else AsyncA2MClient
-    return Driver(cls(url, **options), "http")  # type: ignore[arg-type]
-
-
-async def close(driver: Driver) -> None:
-    if driver.is_async:
-        await driver.client.aclose()
-    else:
-        driver.client.close()
 
 
 # --- what goes on the wire --------------------------------------------------------------------
