@@ -41,9 +41,9 @@ def require_asyncio(what: str, *, method: str | None = None) -> None:
     if library != "asyncio":
         where = f" ({method})" if method else ""
         raise RuntimeError(
-            f"{what} needs asyncio; this task runs on {library}{where}. Under another async "
-            "library AsyncA2MClient works over HTTP and in process, and watch() polls for "
-            "events"
+            f"{what} needs asyncio; this task runs on {library}{where}. Under another "
+            "async library AsyncA2MClient works over HTTP, REST and in process, and watch() "
+            "polls for events"
         )
 
 
