@@ -129,11 +129,12 @@ async def test_retries_wait_on_trio(scripted: ScriptedServer) -> None:
 async def test_a_silent_server_times_out(scripted: ScriptedServer) -> None:
     release = threading.Event()
     scripted.script = [hang(release)]
-    client = AsyncA2MClient(scripted.url, timeout=0.3, max_retries=0)
+    client = AsyncA2MClient(scripted.url)
+    await client.describe()
     started = time.monotonic()
     try:
         with pytest.raises(a2m.A2MTimeoutError):
-            await client.recall("x")
+            await client.with_options(timeout=0.3, max_retries=0).recall("x")
     finally:
         release.set()
     assert time.monotonic() - started < 10
@@ -144,17 +145,19 @@ async def test_a_silent_server_times_out(scripted: ScriptedServer) -> None:
 async def test_a_blocked_in_process_server_times_out_and_the_write_still_lands(
     bundled: Any,
 ) -> None:
-    client = AsyncA2MClient.in_process(bundled, timeout=0.3, max_retries=0)
+    client = AsyncA2MClient.in_process(bundled)
     await client.describe()
+    hurried = client.with_options(timeout=0.3, max_retries=0)
     lock = bundled.store._write_lock  # held here, the server's writer waits on it
     lock.acquire()
     try:
         with pytest.raises(a2m.A2MTimeoutError, match=r"did not answer within 0\.3s"):
-            await client.remember({"id": "late-1", "content": "written after the deadline"})
+            await hurried.remember({"id": "late-1", "content": "written after the deadline"})
     finally:
         lock.release()
     # The abandoned call runs on to its end on its thread, which signals no one: the write
-    # lands once the lock is free.
+    # lands once the lock is free. Reads keep the default timeout: only the write was
+    # meant to miss its deadline.
     with anyio.fail_after(10):
         while not (await client.timeline(limit=5)).records:  # noqa: ASYNC110
             await anyio.sleep(0.02)
