@@ -31,7 +31,11 @@ def _one_by_one(connection: Any, records: list[dict[str, Any]]) -> list[str]:
 def test_equal_scores_come_newest_first(connection: Any) -> None:
     ids = _one_by_one(connection, [{"content": "the quokka smiles"} for _ in range(4)])
     found = connection.call("memory/recall", {"query": "quokka", "limit": 10})["records"]
-    assert len({record["score"] for record in found}) == 1, found  # a tie, to 6 decimals
+    scores = [record["score"] for record in found]
+    # Equal text: the scores tie, or differ only by the blend's recency share, which a
+    # slow machine can stretch past the 6th decimal; either way the newest comes first.
+    assert scores == sorted(scores, reverse=True), found
+    assert max(scores) - min(scores) < 0.001, found
     assert [record["id"] for record in found] == ids[::-1]
 
 
