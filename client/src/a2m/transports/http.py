@@ -21,7 +21,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, NoReturn
+from typing import Any, Generic, NoReturn, TypeVar
 from urllib.parse import SplitResult, urlsplit
 
 import httpx
@@ -292,10 +292,64 @@ def _limits(max_connections: int) -> httpx.Limits:
     )
 
 
-class HTTPTransport(Transport):
+PoolT = TypeVar("PoolT", SyncPool, AsyncPool)
+ClientT = TypeVar("ClientT", httpx.Client, httpx.AsyncClient)
+
+
+class _HTTPParts(Generic[PoolT, ClientT]):
+    """What both HTTP transports hold: the URL and headers, the lean pool when the URL
+    takes that path, and the httpx client (injected, or made at first need)."""
+
+    _pool_type: type[PoolT]
+    _client_type: type[ClientT]
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None,
+        headers: Mapping[str, str] | None,
+        http_client: ClientT | None,
+        max_connections: int,
+    ) -> None:
+        self.url = url
+        self._headers = _headers(token, headers)
+        self._owns_client = http_client is None
+        self._client: ClientT | None = http_client
+        self._limits = _limits(max_connections)  # checked here, whichever path is taken
+        origin = _lean_origin(url, self._headers) if http_client is None else None
+        self._pool: PoolT | None = (
+            self._pool_type(origin, max_connections) if origin is not None else None
+        )
+        self._lock = threading.Lock()
+
+    def _httpx(self) -> ClientT:
+        with self._lock:
+            if self._client is None:
+                self._client = self._client_type(
+                    headers={"User-Agent": user_agent()}, limits=self._limits
+                )
+            return self._client
+
+    def _release(self) -> ClientT | None:
+        """Close the lean pool; the httpx client to close, if this transport made one."""
+        if self._pool is not None:
+            self._pool.close()
+        if not self._owns_client:
+            return None
+        with self._lock:
+            client, self._client = self._client, None
+            self._owns_client = client is None
+        return client
+
+
+class HTTPTransport(_HTTPParts[SyncPool, httpx.Client], Transport):
     """Synchronous JSON-RPC over HTTP; thread-safe, pooling keep-alive connections, at most
     ``max_connections`` open at once (a call finding them all busy waits for one, within
     its timeout). An injected ``http_client`` keeps its own limits."""
+
+    _pool_type = SyncPool
+    _client_type = httpx.Client
 
     def __init__(
         self,
@@ -306,22 +360,13 @@ class HTTPTransport(Transport):
         http_client: httpx.Client | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
-        self.url = url
-        self._headers = _headers(token, headers)
-        self._owns_client = http_client is None
-        self._client = http_client
-        self._limits = _limits(max_connections)  # checked here, whichever path is taken
-        origin = _lean_origin(url, self._headers) if http_client is None else None
-        self._pool = SyncPool(origin, max_connections) if origin is not None else None
-        self._lock = threading.Lock()
-
-    def _httpx(self) -> httpx.Client:
-        with self._lock:
-            if self._client is None:
-                self._client = httpx.Client(
-                    headers={"User-Agent": user_agent()}, limits=self._limits
-                )
-            return self._client
+        super().__init__(
+            url,
+            token=token,
+            headers=headers,
+            http_client=http_client,
+            max_connections=max_connections,
+        )
 
     def handle_request(self, request: dict[str, Any], *, timeout: float | None) -> dict[str, Any]:
         """POST ``request`` and return the JSON-RPC response object."""
@@ -344,21 +389,19 @@ class HTTPTransport(Transport):
 
     def close(self) -> None:
         """Close the connections, and the httpx client unless it was injected."""
-        if self._pool is not None:
-            self._pool.close()
-        if self._owns_client:
-            with self._lock:
-                client, self._client = self._client, None
-                self._owns_client = client is None
-            if client is not None:
-                client.close()
+        client = self._release()
+        if client is not None:
+            client.close()
 
 
-class AsyncHTTPTransport(AsyncTransport):
+class AsyncHTTPTransport(_HTTPParts[AsyncPool, httpx.AsyncClient], AsyncTransport):
     """Asynchronous JSON-RPC over HTTP; task-safe, pooling keep-alive connections, at most
     ``max_connections`` open at once (a call finding them all busy waits for one, within
     its timeout). An injected ``http_client`` keeps its own limits. Under an async library
     other than asyncio (trio, through anyio) calls go through httpx."""
+
+    _pool_type = AsyncPool
+    _client_type = httpx.AsyncClient
 
     def __init__(
         self,
@@ -369,22 +412,13 @@ class AsyncHTTPTransport(AsyncTransport):
         http_client: httpx.AsyncClient | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
-        self.url = url
-        self._headers = _headers(token, headers)
-        self._owns_client = http_client is None
-        self._client = http_client
-        self._limits = _limits(max_connections)  # checked here, whichever path is taken
-        origin = _lean_origin(url, self._headers) if http_client is None else None
-        self._pool = AsyncPool(origin, max_connections) if origin is not None else None
-        self._lock = threading.Lock()
-
-    def _httpx(self) -> httpx.AsyncClient:
-        with self._lock:
-            if self._client is None:
-                self._client = httpx.AsyncClient(
-                    headers={"User-Agent": user_agent()}, limits=self._limits
-                )
-            return self._client
+        super().__init__(
+            url,
+            token=token,
+            headers=headers,
+            http_client=http_client,
+            max_connections=max_connections,
+        )
 
     async def handle_async_request(
         self, request: dict[str, Any], *, timeout: float | None
@@ -409,14 +443,9 @@ class AsyncHTTPTransport(AsyncTransport):
 
     async def aclose(self) -> None:
         """Close the connections, and the httpx client unless it was injected."""
-        if self._pool is not None:
-            self._pool.close()
-        if self._owns_client:
-            with self._lock:
-                client, self._client = self._client, None
-                self._owns_client = client is None
-            if client is not None:
-                await client.aclose()
+        client = self._release()
+        if client is not None:
+            await client.aclose()
 
 
 def _on_asyncio() -> bool:
