@@ -307,10 +307,10 @@ class _HTTPParts(Generic[PoolT, ClientT]):
         self,
         url: str,
         *,
-        token: str | None,
-        headers: Mapping[str, str] | None,
-        http_client: ClientT | None,
-        max_connections: int,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        http_client: ClientT | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.url = url
         self._headers = _headers(token, headers)
@@ -351,23 +351,6 @@ class HTTPTransport(_HTTPParts[SyncPool, httpx.Client], Transport):
     _pool_type = SyncPool
     _client_type = httpx.Client
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        token: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        http_client: httpx.Client | None = None,
-        max_connections: int = MAX_CONNECTIONS,
-    ) -> None:
-        super().__init__(
-            url,
-            token=token,
-            headers=headers,
-            http_client=http_client,
-            max_connections=max_connections,
-        )
-
     def handle_request(self, request: dict[str, Any], *, timeout: float | None) -> dict[str, Any]:
         """POST ``request`` and return the JSON-RPC response object."""
         method = request.get("method")
@@ -402,23 +385,6 @@ class AsyncHTTPTransport(_HTTPParts[AsyncPool, httpx.AsyncClient], AsyncTranspor
 
     _pool_type = AsyncPool
     _client_type = httpx.AsyncClient
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        token: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        max_connections: int = MAX_CONNECTIONS,
-    ) -> None:
-        super().__init__(
-            url,
-            token=token,
-            headers=headers,
-            http_client=http_client,
-            max_connections=max_connections,
-        )
 
     async def handle_async_request(
         self, request: dict[str, Any], *, timeout: float | None
