@@ -163,6 +163,20 @@ LOOKALIKE_OPERANDS: list[Any] = [
 ]  # fmt: skip
 
 
+def _differing(
+    connection: Connection, stored: list[dict[str, Any]], wheres: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The filters whose timeline differs from what the client's ``matches`` picks out of
+    ``stored``."""
+    wrong = []
+    for where in wheres:
+        expected = {r["id"] for r in stored if matches(where, r)}
+        found = connection.call("memory/timeline", {"where": where})["records"]
+        if {r["id"] for r in found} != expected:
+            wrong.append(where)
+    return wrong
+
+
 def test_lookalike_values_compare_in_sql_as_the_client_matches() -> None:
     with A2MServer() as server, server.connect() as connection:
         metadata = [{"v": v, "deep": {"v": v}} for v in LOOKALIKES] + [{}, {"v": {"w": 1}}]
@@ -183,12 +197,7 @@ def test_lookalike_values_compare_in_sql_as_the_client_matches() -> None:
             {"v": {"$gt": "a", "$lt": "a\x00b"}},
             {"$or": [{"v": "a\x00"}, {"metadata.deep.v": {"$gte": "a\x00\x00"}}]},
         ]
-        wrong = []
-        for where in wheres:
-            expected = {r["id"] for r in stored if matches(where, r)}
-            found = connection.call("memory/timeline", {"where": where})["records"]
-            if {r["id"] for r in found} != expected:
-                wrong.append(where)
+        wrong = _differing(connection, stored, wheres)
         assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
 
 
@@ -217,12 +226,7 @@ def test_keys_and_fields_holding_nul_compare_exactly() -> None:
             wheres += [{"content": {op: name + "!"}} for op in ("$gt", "$gte", "$lt", "$lte")]
             wheres += [{"role": {"$nin": [name, "k\x00"]}}, {"role": {"$ne": name}}]
             wheres += [{"role": {op: name}} for op in ("$gt", "$gte", "$lt", "$lte")]
-        wrong = []
-        for where in wheres:
-            expected = {r["id"] for r in stored if matches(where, r)}
-            found = connection.call("memory/timeline", {"where": where})["records"]
-            if {r["id"] for r in found} != expected:
-                wrong.append(where)
+        wrong = _differing(connection, stored, wheres)
         assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
 
 
