@@ -22,8 +22,10 @@ __all__ = [
     "DEFAULT_TIERS",
     "LimitsConfig",
     "Metric",
+    "ObservationsConfig",
     "ServerConfig",
     "TierConfig",
+    "TransferGrant",
     "load_config",
 ]
 
@@ -86,6 +88,77 @@ class LimitsConfig:
 
 
 @dataclass(frozen=True)
+class TransferGrant:
+    """Read-only transfer of one project's observations into another (``org/project`` each)."""
+
+    source: str
+    destination: str
+
+
+@dataclass(frozen=True)
+class ObservationsConfig:
+    """The ``observations`` extension (``docs/observations.md``): tenancy defaults, the tier
+    observations live in, pruning, and operator-written transfer grants (deny by default)."""
+
+    enabled: bool = True
+    org: str = "default"
+    """The org of principals that do not name one (``org/project/agent``)."""
+    project: str = "default"
+    """The project of principals that do not name one."""
+    tier: str | None = None
+    """Where observations live; None: the first tier neither shared nor bounded."""
+    capacity: int = 0
+    """Observations kept per tenant, lowest weight evicted first; 0 is unbounded."""
+    max_weight: float = 1000.0
+    """The largest weight a write or an update may set or reach."""
+    operators: frozenset[str] = frozenset()
+    """Principals that may act on every agent's observations of their project."""
+    grants: tuple[TransferGrant, ...] = ()
+    transfer_multiplier: float = 0.5
+    """Transferred observations rank at their weight times this."""
+    stacks: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Tech-stack fingerprints per ``org/project``; a grant between two projects that both
+    declare one holds only at Jaccard similarity of at least ``min_stack_similarity``."""
+    min_stack_similarity: float = 0.70
+
+    def __post_init__(self) -> None:
+        for name in ("org", "project"):
+            value = getattr(self, name)
+            if not value or "/" in value:
+                raise ValueError(f"observations.{name} must be non-empty and hold no '/'")
+        if self.capacity < 0:
+            raise ValueError("observations.capacity must be 0 (unbounded) or more")
+        if not 0 < self.max_weight < float("inf"):
+            raise ValueError("observations.max_weight must be a positive finite number")
+        if not 0 <= self.transfer_multiplier <= 1:
+            raise ValueError("observations.transfer_multiplier must be within [0, 1]")
+        if not 0 <= self.min_stack_similarity <= 1:
+            raise ValueError("observations.min_stack_similarity must be within [0, 1]")
+        for grant in self.grants:
+            for end in (grant.source, grant.destination):
+                if len(end.split("/")) != 2 or not all(end.split("/")):
+                    raise ValueError(f"observations grant {end!r}: expected 'org/project'")
+
+    def grant_holds(self, source: str, destination: str) -> bool:
+        """Whether observations of project ``source`` may be read in ``destination``."""
+        if source == destination:
+            return True
+        if not any(g.source == source and g.destination == destination for g in self.grants):
+            return False
+        a, b = self.stacks.get(source), self.stacks.get(destination)
+        if not a or not b:
+            return True
+        return len(a & b) / len(a | b) >= self.min_stack_similarity
+
+    def sources_for(self, destination: str) -> list[str]:
+        """The projects whose observations ``destination`` may read, its own first."""
+        granted = sorted(
+            {g.source for g in self.grants if g.destination == destination} - {destination}
+        )
+        return [destination, *(s for s in granted if self.grant_holds(s, destination))]
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     """Everything that shapes a server's behaviour, apart from where its data lives."""
 
@@ -113,6 +186,8 @@ class ServerConfig:
     where_operators: bool = True
     """Run operator filters and nested ``metadata.`` paths in ``where`` (declared in
     describe as ``where.operators``); off, ``where`` is §5.2 equality only."""
+    observations: ObservationsConfig = field(default_factory=ObservationsConfig)
+    """The ``observations`` extension: declared in describe unless ``enabled`` is off."""
     exact_ranking: bool = False
     """Rank every lexical match by exact BM25 instead of within the posting budget: the
     same order on stores where some query word is rare, much slower where every query
@@ -132,6 +207,28 @@ class ServerConfig:
                 raise ValueError(f"limits.{name} must be at least 1")
         if self.event_retention < 1:
             raise ValueError("event_retention must be at least 1")
+        self._check_observation_tier()
+
+    def _check_observation_tier(self) -> None:
+        tier = self.observations.tier
+        if tier is not None:
+            found = self.tier(tier)
+            if found is None:
+                raise ValueError(f"observations.tier {tier!r} is not a tier of the layout")
+            if found.shared:
+                raise ValueError(
+                    f"observations.tier {tier!r} is shared: every project would read it"
+                )
+
+    @property
+    def observation_tier(self) -> str:
+        """The tier observations are written to (``ObservationsConfig.tier``)."""
+        if self.observations.tier is not None:
+            return self.observations.tier
+        for tier in self.tiers:
+            if not tier.shared and tier.capacity == 0:
+                return tier.name
+        return self.home_tier
 
     @property
     def home_tier(self) -> str:
@@ -221,6 +318,8 @@ def config_from_mapping(data: Mapping[str, Any]) -> ServerConfig:
         values["capabilities"] = frozenset(values["capabilities"])
     if "limits" in values:
         values["limits"] = LimitsConfig(**values["limits"])
+    if "observations" in values:
+        values["observations"] = _observations_config(values["observations"])
     if "tiers" in values:
         tier_fields = set(TierConfig.__dataclass_fields__)
         tiers = []
@@ -231,3 +330,26 @@ def config_from_mapping(data: Mapping[str, Any]) -> ServerConfig:
             tiers.append(TierConfig(**entry))
         values["tiers"] = tuple(tiers)
     return ServerConfig(**values)
+
+
+def _observations_config(data: Mapping[str, Any]) -> ObservationsConfig:
+    known = set(ObservationsConfig.__dataclass_fields__)
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"unknown observations keys: {', '.join(sorted(unknown))}")
+    values: dict[str, Any] = dict(data)
+    if "operators" in values:
+        values["operators"] = frozenset(values["operators"])
+    if "grants" in values:
+        grants = []
+        for entry in values["grants"]:
+            if set(entry) != {"source", "destination"}:
+                raise ValueError("each observations grant needs exactly source and destination")
+            grants.append(TransferGrant(str(entry["source"]), str(entry["destination"])))
+        values["grants"] = tuple(grants)
+    if "stacks" in values:
+        values["stacks"] = {
+            str(project): frozenset(str(item).lower() for item in items)
+            for project, items in values["stacks"].items()
+        }
+    return ObservationsConfig(**values)

@@ -16,6 +16,7 @@ __all__ = [
     "EmbeddingsInfo",
     "EventsInfo",
     "Limits",
+    "ObservationsInfo",
     "PromptInfo",
     "SummarizeInfo",
     "TierInfo",
@@ -159,6 +160,15 @@ class WhereInfo(WireModel):
     paths come with them."""
 
 
+class ObservationsInfo(WireModel):
+    """The ``observations`` object of describe: the extension is offered."""
+
+    methods: list[str]
+    classifications: list[str]
+    max_weight: float
+    transfer_multiplier: float
+
+
 class DescribeResult(WireModel):
     """The result of ``memory/describe``."""
 
@@ -188,3 +198,5 @@ class DescribeResult(WireModel):
     """Extensions of ``memory/timeline`` (keyset paging), when offered."""
     where: WhereInfo | None = None
     """Filter operators beyond equality, when offered."""
+    observations: ObservationsInfo | None = None
+    """The ``observations`` extension (``docs/observations.md``), when offered."""

@@ -16,6 +16,7 @@ from a2m_server.config import ServerConfig, TierConfig
 from a2m_server.errors import ProtocolError
 from a2m_server.store import Scope, Store, StoreError, StoreWriter
 from a2m_types import METHODS, ErrorCode, ForgetParams, Params, SummarizeParams, field_capabilities
+from a2m_types.observations import OBSERVATION_METHODS, OBSERVATIONS_EXTENSION
 
 from .context import CallContext
 from .hub import EventHub, deletion_event
@@ -86,12 +87,16 @@ class Protocol:
         self.events = EventHub(store)
         self._handlers: Mapping[str, Handler] = handlers
         self.shared_tiers = tuple(tier.name for tier in config.tiers if tier.shared)
+        self.extensions = frozenset(
+            {OBSERVATIONS_EXTENSION} if config.observations.enabled else set()
+        )
+        """Extension capabilities offered (declared by their own describe objects)."""
 
     # --- entry point -------------------------------------------------------------------
 
     def invoke(self, ctx: CallContext, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run ``method``; raises :class:`ProtocolError` with the spec's code on failure."""
-        spec = METHODS.get(method)
+        spec = METHODS.get(method) or OBSERVATION_METHODS.get(method)
         handler = self._handlers.get(method)
         if spec is None or handler is None:
             raise ProtocolError(
@@ -99,7 +104,7 @@ class Protocol:
                 f"{method!r} is not an A2M method",
                 {"method": method},
             )
-        if spec.capability not in ctx.capabilities:
+        if spec.capability not in ctx.capabilities and spec.capability not in self.extensions:
             # §2: an undeclared capability is -32003, never -32601.
             raise ProtocolError(
                 ErrorCode.CAPABILITY_NOT_SUPPORTED,
@@ -129,7 +134,7 @@ class Protocol:
             ) from None
 
     def _gate_params(self, ctx: CallContext, method: str, params: Params) -> None:
-        for name, capability in _CAPABILITY_FIELDS[method].items():
+        for name, capability in _CAPABILITY_FIELDS.get(method, {}).items():
             if capability in ctx.capabilities or name not in params.model_fields_set:
                 continue
             if getattr(params, name) is None:

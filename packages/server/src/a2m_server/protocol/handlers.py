@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .events import poll_events, subscribe, unsubscribe
+from .observations import HANDLERS as OBSERVATION_HANDLERS
 from .reads import describe, fetch, recall, timeline
 from .summarize import summarize
 from .tiers import close_session, consolidate, list_sessions, promote, reinforce
@@ -28,4 +29,5 @@ HANDLERS: dict[str, Any] = {
     "memory/events/subscribe": subscribe,
     "memory/events/unsubscribe": unsubscribe,
     "memory/summarize": summarize,
+    **OBSERVATION_HANDLERS,
 }

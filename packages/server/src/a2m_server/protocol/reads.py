@@ -349,6 +349,11 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
         result["recall"] = {"rank": ["blend", "similarity"]}
     if config.timeline_cursor:
         result["timeline"] = {"cursor": True}
+    from .observations import describe_info  # the extension builds on this module
+
+    observations = describe_info(proto)
+    if observations is not None:
+        result["observations"] = observations
     filtering = where_info(config)
     if filtering is not None:
         result["where"] = filtering

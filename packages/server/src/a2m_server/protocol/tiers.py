@@ -146,6 +146,8 @@ def _promote_due(proto: Protocol, writer: StoreWriter, plan: Reorganisation) -> 
         if tier.promote_to is None or not tier.promote_after:
             continue
         due = writer.select(RecordFilter(tier=tier.name, earned_at_least=float(tier.promote_after)))
+        # Observations stay in their tier: promotion could carry them into a shared one.
+        due = [r for r in due if (r.metadata or {}).get("observation") is not True]
         if not due:
             continue
         moving = with_group_members(writer, due, tier=tier.name)
@@ -160,9 +162,12 @@ def _tier_counts(proto: Protocol, writer: StoreWriter) -> dict[str, int]:
 
 def _reorganise(proto: Protocol, writer: StoreWriter) -> Reorganisation:
     """Promote first, then spill (§4.7), as one ``consolidated`` event."""
+    from .observations import prune_observations  # the extension builds on this module
+
     plan = Reorganisation()
     _promote_due(proto, writer, plan)
     enforce_capacity(proto, writer, [t.name for t in proto.config.tiers], plan)
+    plan.dropped += prune_observations(proto, writer)
     writer.append_event("consolidated", now_ms(), plan.counts(), None, None)
     return plan
 

@@ -17,6 +17,7 @@ from .context import CallContext
 from .core import Protocol, now_ms
 from .filtering import checked_where
 from .hub import deletion_event
+from .observations import audit_forgotten
 from .tiers import enforce_capacity
 
 __all__ = [
@@ -430,6 +431,7 @@ def forget(proto: Protocol, ctx: CallContext, params: ForgetParams) -> dict[str,
         else:
             targets = writer.select(selector)
         forgotten = writer.delete([record.id for record in targets])
+        audit_forgotten(writer, targets, owner or ctx.principal or "local")
         payload, event_owner, event_tier = deletion_event(targets, owner)
         writer.append_event("forgotten", now_ms(), payload, event_owner, event_tier)
     return {"forgotten": forgotten}

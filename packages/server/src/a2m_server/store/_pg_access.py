@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ._audit import PgAuditReading, PgAuditWriting
 from ._pg_adapt import Float4Vector, Float8Array
 from ._pg_counts import answers as counts_answer
 from ._pg_counts import kept_counts
@@ -102,7 +103,7 @@ def _meta_jsonb(metadata: Mapping[str, Any] | None) -> str | None:
     return None if metadata is None else jsonb_text(metadata)
 
 
-class PgReader(StoreReader):
+class PgReader(PgAuditReading, StoreReader):
     _keeps_found = True
     """Whether a vector search keeps the rows it found for the next get(); a writer's
     rows may change in between."""
@@ -407,7 +408,7 @@ class PgReader(StoreReader):
         return self._dimensions_read[0]
 
 
-class PgWriter(PgReader, StoreWriter):
+class PgWriter(PgAuditWriting, PgReader, StoreWriter):
     """Writes of one transaction. The store's write lock is held, so the next rowid and
     event position are known here; new records and events are buffered and written as
     one multi-row statement each before the next statement of any kind (so every read

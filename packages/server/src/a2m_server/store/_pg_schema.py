@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._audit import PG_SCHEMA as _V4
 from .base import StoreError
 
 if TYPE_CHECKING:
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MIGRATION_LOCK", "SCHEMA_VERSION", "MissingExtensionError", "migrate"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Every object lives in the connection's current schema (the first of its search_path),
 # so one database can hold several stores side by side.
@@ -199,7 +200,8 @@ _V3 = [
     WHERE strpos(metadata, '\u0000') > 0""",
 ]
 
-_MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3}
+# Version 4 adds the append-only observation audit log (store/_audit.py).
+_MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 
 # Serialises schema creation between processes opening a new database at once.
 MIGRATION_LOCK = 0x4132_4D5F_5343_484D  # "A2M_SCHM"

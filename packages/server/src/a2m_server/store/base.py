@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import vectors
+from ._audit import AuditQuery, AuditRow
 from ._json_text import dump_json, load_json
 
 __all__ = [
@@ -297,6 +298,14 @@ class StoreReader(ABC):
     def sessions(self, where: RecordFilter) -> list[SessionStats]:
         """Every named session among matching records."""
 
+    def audit(self, query: AuditQuery) -> list[AuditRow]:
+        """Observation audit entries matching ``query``, newest first."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no observation audit log")
+
+    def scan_audit(self, after: int, limit: int) -> list[AuditRow]:
+        """Up to ``limit`` audit entries past position ``after``, oldest first (export)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no observation audit log")
+
     @abstractmethod
     def events_after(
         self, seq: int, *, limit: int, kinds: Sequence[str] | None, scope: Scope | None
@@ -376,6 +385,18 @@ class StoreWriter(StoreReader):
     @abstractmethod
     def expire(self, now: int) -> list[StoredRecord]:
         """Delete records whose expiry has passed; returns them."""
+
+    def append_audit(self, entries: Sequence[AuditRow]) -> None:
+        """Append observation audit entries in order (the log is append-only)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no observation audit log")
+
+    def rekey(self, record_id: str, key: str) -> None:
+        """Give a record a new key (an observation whose content was edited)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot change a record's key")
+
+    def set_salience(self, record_id: str, salience: float) -> None:
+        """Set a record's salience exactly (an observation's weight)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot set a salience")
 
     @abstractmethod
     def set_dimensions(self, dimensions: int) -> None:

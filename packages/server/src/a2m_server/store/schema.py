@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
+from ._audit import SQLITE_SCHEMA as _V4
+
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -118,7 +120,8 @@ _V3 = """
 DROP TRIGGER records_count_insert;
 """
 
-_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
+# Version 4 adds the append-only observation audit log (store/_audit.py).
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 
 
 def _version(conn: sqlite3.Connection) -> int:

@@ -26,6 +26,7 @@ from a2m_server.text import index_text
 
 from . import _fts
 from ._access import AccessBuffer
+from ._audit import SqliteAuditReading
 from ._checkpoint import BACKSTOP_PAGES, Checkpointer
 from ._json_text import dump_json
 from ._sqlite_where import tag_clause, text_in, where_clause
@@ -180,7 +181,7 @@ _PURGE_AFTER_DELETIONS = 5000
 _FREQUENCY_CACHE_WRITES = 5000
 
 
-class _Reader(StoreReader):
+class _Reader(SqliteAuditReading, StoreReader):
     def __init__(self, store: SQLiteStore, conn: sqlite3.Connection) -> None:
         self._store = store
         self._conn = conn
