@@ -4,7 +4,9 @@
 The first line is a header (format, metric, vector width); each further line is one
 record with everything that makes it that record: id, key, owner, session, tier,
 salience, access counts, revision, metadata, the verbatim vector, and every timestamp
-in epoch milliseconds. Both directions stream in pages, so memory stays flat whatever
+in epoch milliseconds. After the records come the observation audit log's entries
+(``docs/observations.md`` §5), one ``{"audit": {...}}`` line each, oldest first. Both
+directions stream in pages, so memory stays flat whatever
 the store's size. Import checks the whole file before writing anything, and skips ids
 already present, so re-importing a dump is a no-op. The event log is not carried: its
 cursors belong to the store that issued them."""
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from .store import Store, StoredRecord
+from .store._audit import AuditQuery, AuditRow
 
 __all__ = ["FORMAT", "DumpError", "export_records", "import_records"]
 
@@ -84,20 +87,76 @@ def export_records(store: Store, out: IO[str]) -> int:
                 out.write(_dumps(_record_to_json(record)) + "\n")
             written += len(page)
             after = page[-1].rowid
+        position = 0
+        while True:
+            entries = reader.scan_audit(position, _PAGE)
+            if not entries:
+                break
+            for entry in entries:
+                out.write(_dumps({"audit": _audit_to_json(entry)}) + "\n")
+            position = entries[-1].seq
     return written
+
+
+def _audit_to_json(entry: AuditRow) -> dict[str, Any]:
+    return {
+        "at": entry.at,
+        "actor": entry.actor,
+        "action": entry.action,
+        "observation_id": entry.observation_id,
+        "org": entry.org,
+        "project": entry.project,
+        "agent": entry.agent,
+        "before": entry.before,
+        "after": entry.after,
+    }
+
+
+def _parse_audit(line_number: int, data: Any) -> AuditRow:
+    if not isinstance(data, dict):
+        raise DumpError(line_number, "an audit entry must be a JSON object")
+    for name in ("actor", "action", "observation_id"):
+        if not isinstance(data.get(name), str):
+            raise DumpError(line_number, f"audit {name} must be a string")
+    if not _is_int(data.get("at")):
+        raise DumpError(line_number, "audit at must be epoch milliseconds (an integer)")
+    for name in ("org", "project", "agent"):
+        if data.get(name) is not None and not isinstance(data[name], str):
+            raise DumpError(line_number, f"audit {name} must be a string or null")
+    for name in ("before", "after"):
+        if data.get(name) is not None and not isinstance(data[name], dict):
+            raise DumpError(line_number, f"audit {name} must be an object or null")
+    unknown = set(data) - {"at", "actor", "action", "observation_id", "org", "project"}
+    unknown -= {"agent", "before", "after"}
+    if unknown:
+        raise DumpError(line_number, f"unknown audit fields: {', '.join(sorted(unknown))}")
+    return AuditRow(
+        seq=0,
+        at=data["at"],
+        actor=data["actor"],
+        action=data["action"],
+        observation_id=data["observation_id"],
+        org=data.get("org"),
+        project=data.get("project"),
+        agent=data.get("agent"),
+        before=data.get("before"),
+        after=data.get("after"),
+    )
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _parse(line_number: int, text: str) -> StoredRecord:
+def _parse(line_number: int, text: str) -> StoredRecord | AuditRow:
     try:
         data = json.loads(text)
     except ValueError as exc:
         raise DumpError(line_number, f"not JSON ({exc}); the line may be truncated") from None
     if not isinstance(data, dict):
         raise DumpError(line_number, "a record must be a JSON object")
+    if set(data) == {"audit"}:
+        return _parse_audit(line_number, data["audit"])
     for name in _TEXT:
         if not isinstance(data.get(name), str):
             raise DumpError(line_number, f"{name} must be a string")
@@ -158,7 +217,7 @@ def _parse(line_number: int, text: str) -> StoredRecord:
     )
 
 
-def _records(lines: IO[str]) -> Iterator[tuple[int, StoredRecord]]:
+def _records(lines: IO[str]) -> Iterator[tuple[int, StoredRecord | AuditRow]]:
     header_seen = False
     for number, raw in enumerate(lines, start=1):
         text = raw.strip()
@@ -186,6 +245,8 @@ def import_records(store: Store, source: IO[str]) -> tuple[int, int]:
     width: int | None = None
     count = 0
     for number, record in _records(source):
+        if isinstance(record, AuditRow):
+            continue
         if record.embedding is not None:
             if width is None:
                 width = len(record.embedding)
@@ -201,14 +262,35 @@ def import_records(store: Store, source: IO[str]) -> tuple[int, int]:
     source.seek(0)
     added = 0
     page: list[StoredRecord] = []
+    entries: list[AuditRow] = []
     for _, record in _records(source):
+        if isinstance(record, AuditRow):
+            entries.append(record)
+            continue
         page.append(record)
         if len(page) >= _PAGE:
             added += _write(store, page, width)
             page = []
     if page:
         added += _write(store, page, width)
+    _write_audit(store, entries)
     return count, added
+
+
+def _write_audit(store: Store, entries: list[AuditRow]) -> None:
+    """Append the dump's audit entries the store does not hold yet (the same observation,
+    time, action and actor), so importing a dump twice adds nothing."""
+    if not entries:
+        return
+    with store.writing() as writer:
+        fresh = []
+        for entry in entries:
+            held = writer.audit(
+                AuditQuery(observation_id=entry.observation_id, since=entry.at, until=entry.at)
+            )
+            if not any(h.action == entry.action and h.actor == entry.actor for h in held):
+                fresh.append(entry)
+        writer.append_audit(fresh)
 
 
 def _write(store: Store, page: list[StoredRecord], width: int | None) -> int:

@@ -646,6 +646,12 @@ def audit(proto: Protocol, ctx: CallContext, params: ObservationAuditParams) -> 
     """The audit log of the tenant's project, newest first: its own agent's entries, or any
     agent's for an operator."""
     tenant = tenant_of(proto, ctx, params)
+    if params.model_extra:
+        raise ProtocolError.invalid_params(
+            "memory/observations/audit only reads: the audit log is written by the server "
+            f"alone (unexpected {', '.join(sorted(params.model_extra))})",
+            fields=sorted(params.model_extra),
+        )
     agent, every = _checked_agent(tenant, params.agent)
     limit = min(_page_limit(proto, params.limit), _MAX_PAGE)
     before_seq = _offset(params.cursor) if params.cursor else None
