@@ -89,7 +89,8 @@ def test_an_identical_observation_raises_the_stored_weight_and_returns_its_id(
         other = server.connect(principal="helper").call(
             REMEMBER, {"content": "Dates are ISO 8601 UTC strings."}
         )
-        assert other["id"] != first["id"] and not other["deduplicated"]
+        assert other["id"] != first["id"]
+        assert not other["deduplicated"]
         (listed,) = bot.call("memory/observations/list")["observations"]
         assert listed["weight"] == 3.0
         assert listed["tags"] == ["datetime", "billing"]
@@ -222,12 +223,14 @@ def test_every_edit_and_delete_is_audited_with_who_when_before_and_after(
         weight_edit, content_edit, _ = entries
         assert content_edit["before"]["content"] == "first text"
         assert content_edit["after"]["content"] == "edited text"
-        assert content_edit["before"]["tags"] == ["a"] and content_edit["after"]["tags"] == ["b"]
+        assert content_edit["before"]["tags"] == ["a"]
+        assert content_edit["after"]["tags"] == ["b"]
         assert content_edit["after"]["type"] == "error.build"
         assert (weight_edit["before"]["weight"], weight_edit["after"]["weight"]) == (1.0, 0.25)
         assert all(e["actor"] == "bot" and e["agent"] == "bot" for e in entries)
         deleted = bot.call("memory/observations/audit", {"observation_id": second})["entries"]
-        assert deleted[0]["action"] == "deleted" and deleted[0]["after"] is None
+        assert deleted[0]["action"] == "deleted"
+        assert deleted[0]["after"] is None
         forgotten = bot.call("memory/observations/audit", {"observation_id": third})["entries"]
         assert forgotten[0]["action"] == "forgotten"
         # The edited content deduplicates as the new text, no longer as the old.
@@ -239,7 +242,8 @@ def test_every_edit_and_delete_is_audited_with_who_when_before_and_after(
         assert seqs == sorted(seqs, reverse=True)
         middle = everything[len(everything) // 2]["at"]
         later = bot.call("memory/observations/audit", {"since": middle})["entries"]
-        assert later and all(e["at"] >= middle for e in later)
+        assert later
+        assert all(e["at"] >= middle for e in later)
         page = bot.call("memory/observations/audit", {"limit": 2})
         rest = bot.call("memory/observations/audit", {"cursor": page["next_cursor"]})
         assert [e["seq"] for e in page["entries"] + rest["entries"]] == seqs
@@ -308,7 +312,8 @@ def test_a_granted_transfer_is_discounted_marked_and_read_only(store_backend: st
         listed = {o["id"]: o for o in web.call("memory/observations/list")["observations"]}
         assert set(listed) == {written["id"], local["id"]}  # same agent only
         transferred = listed[written["id"]]
-        assert transferred["transferred"] and transferred["source_project"] == "acme/api"
+        assert transferred["transferred"]
+        assert transferred["source_project"] == "acme/api"
         assert (transferred["weight"], transferred["effective_weight"]) == (2.0, 1.0)
         assert not listed[local["id"]]["transferred"]
         recalled = web.call("memory/observations/recall", {"query": "pin version"})
