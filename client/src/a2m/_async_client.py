@@ -37,6 +37,7 @@ from . import _core as core
 from ._base_client import BaseClient, ClientState, check_push
 from ._config import DEFAULT_MAX_RETRIES, resolve_token, resolve_url
 from ._events import AsyncSubscription, AsyncWatcher, EventCallback
+from ._observations import AsyncObservationMethods
 from ._types import NOT_GIVEN, NotGiven, Records
 from .errors import A2MError
 from .transports import (
@@ -58,7 +59,9 @@ __all__ = ["AsyncA2MClient"]
 R = TypeVar("R", bound=WireModel)
 
 
-class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, anyio.Lock]):
+class AsyncA2MClient(
+    AsyncObservationMethods, BaseClient[AsyncTransport, AsyncSubscription, anyio.Lock]
+):
     """An async A2M client, the twin of :class:`~a2m.A2MClient`.
 
     ``AsyncA2MClient("http://127.0.0.1:8765/")`` speaks JSON-RPC over HTTP (``A2M_URL`` when no

@@ -36,6 +36,7 @@ from . import _core as core
 from ._base_client import BaseClient, ClientState, check_push
 from ._config import DEFAULT_MAX_RETRIES, resolve_token, resolve_url
 from ._events import EventCallback, Subscription, Watcher
+from ._observations import ObservationMethods
 from ._types import NOT_GIVEN, NotGiven, Records
 from .errors import A2MError
 from .transports import (
@@ -56,7 +57,7 @@ __all__ = ["A2MClient"]
 R = TypeVar("R", bound=WireModel)
 
 
-class A2MClient(BaseClient[Transport, Subscription, threading.Lock]):
+class A2MClient(ObservationMethods, BaseClient[Transport, Subscription, threading.Lock]):
     """A synchronous A2M client.
 
     ``A2MClient("http://127.0.0.1:8765/")`` speaks JSON-RPC over HTTP (``A2M_URL`` when no

@@ -50,6 +50,7 @@ from a2m_types import (
     is_compatible,
     new_id,
 )
+from a2m_types.observations import OBSERVATIONS_EXTENSION
 from a2m_types.plain_json import is_plain_json
 
 from ._types import NOT_GIVEN
@@ -401,6 +402,8 @@ class Extensions:
     operators: frozenset[str] = frozenset()
     ranks: frozenset[str] = frozenset({"blend"})
     """The orders ``memory/recall`` takes as ``rank`` (describe ``recall.rank``)."""
+    observations: bool = False
+    """The ``observations`` extension (describe ``observations``, docs/observations.md)."""
 
     @classmethod
     def of(cls, result: DescribeResult) -> Extensions:
@@ -409,7 +412,9 @@ class Extensions:
         operators = frozenset(result.where.operators) if result.where is not None else frozenset()
         ranks = frozenset(result.recall.rank) if result.recall is not None else frozenset()
         known = frozenset(filters.OPERATORS) | frozenset(filters.LOGICAL_OPERATORS)
-        return cls(bool(cursor), operators & known, ranks | {"blend"})
+        return cls(
+            bool(cursor), operators & known, ranks | {"blend"}, result.observations is not None
+        )
 
 
 def _refuse_extension(method: str, extension: str, what: str) -> CapabilityNotSupported:
@@ -429,10 +434,14 @@ def gate(
     server that does not know ``cursor`` would ignore it (§2) and answer a different
     question, and one without operators would read ``{"$gt": 3}`` as an object to equal."""
     spec = call.method.spec
-    if spec.capability not in capabilities:
+    declared = extensions or Extensions()
+    if spec.capability == OBSERVATIONS_EXTENSION:
+        if not declared.observations:
+            raise _refuse_extension(spec.name, "observations", spec.name)
+    elif spec.capability not in capabilities:
         raise _refuse(spec.name, spec.capability, spec.name)
     params = call.params
-    for key, capability in _PARAM_CAPABILITIES[spec.name]:
+    for key, capability in _PARAM_CAPABILITIES.get(spec.name, ()):
         if capability not in capabilities and _asks(params.get(key)):
             raise _refuse(spec.name, capability, f"the {key!r} parameter")
     if spec.name == "memory/remember":
@@ -441,7 +450,6 @@ def gate(
             for key, capability in undeclared:
                 if _asks(record.get(key)):
                     raise _refuse(spec.name, capability, f"records[{index}].{key}")
-    declared = extensions or Extensions()
     if spec.name == "memory/timeline" and params.get("cursor") is not None and not declared.cursor:
         raise _refuse_extension(spec.name, "timeline.cursor", "the 'cursor' parameter")
     rank = params.get("rank") if spec.name == "memory/recall" else None
