@@ -361,3 +361,24 @@ class AsyncObservationMethods:
             "limit": limit, "cursor": cursor, "owner": owner,
         }  # fmt: skip
         return await self._call(_audit_call(values), timeout)
+
+
+def adapter_provenance(
+    namespace: str,
+    source_framework: str | None,
+    agent: str | None,
+    session: str | None,
+    capabilities: frozenset[str],
+) -> dict[str, Any]:
+    """The ``metadata`` and ``owner`` an adapter's observation carries: its provenance, and
+    the agent as owner where the server declares ``scopes`` (as for its entries)."""
+    metadata = {
+        "source_framework": source_framework,
+        "source_agent": agent,
+        "source_namespace": namespace,
+        "session": session,
+    }
+    extra: dict[str, Any] = {"metadata": {k: v for k, v in metadata.items() if v is not None}}
+    if agent is not None and "scopes" in capabilities:
+        extra["owner"] = agent
+    return extra

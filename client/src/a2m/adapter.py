@@ -25,6 +25,7 @@ from typing import Any
 
 from typing_extensions import Self
 
+from a2m_types.observations import ObservationRememberResult
 from a2m_types.rest import Entry, EntryList, EntryWrite, ScoredEntry
 
 from . import _adapter_batch as batch
@@ -61,6 +62,7 @@ from ._adapter_steps import drive
 from ._adapter_where import checked_where
 from ._async_adapter import AsyncA2MAdapter
 from ._client import A2MClient
+from ._observations import adapter_provenance
 from .errors import InvalidParams
 
 __all__ = [
@@ -110,6 +112,36 @@ class A2MAdapter:
             description = self.client.description or self.client.describe()
             self._layout = Layout.of(description)
         return self._layout
+
+    def remember_observation(
+        self,
+        content: str,
+        *,
+        classification: str | None = None,
+        file_path: str | None = None,
+        tags: Sequence[str] | None = None,
+        weight: float = 1.0,
+        type: str | None = None,
+    ) -> ObservationRememberResult:
+        """Remember one durable fact for this adapter's agent (``docs/observations.md``),
+        with the adapter's provenance; an identical fact already stored has its weight
+        raised instead. One ``memory/observations/remember``."""
+        layout = self._known()
+        return self.client.remember_observation(
+            content,
+            classification=classification,
+            file_path=file_path,
+            tags=tags,
+            weight=weight,
+            type=type,
+            **adapter_provenance(
+                self.scope.namespace,
+                self.scope.source_framework,
+                self.scope.agent,
+                self.scope.session,
+                layout.capabilities,
+            ),
+        )
 
     # --- the four methods --------------------------------------------------------------
 
