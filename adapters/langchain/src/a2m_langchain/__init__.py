@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ._chat_history import A2MChatMessageHistory
 from ._compat import SUPPORTED_CLASSIC, SUPPORTED_CORE
 from ._retriever import A2MRetriever
+from ._tools import remember_tool
 from ._vectorstore import A2MVectorStore
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ __all__ = [
     "A2MMemory",
     "A2MRetriever",
     "A2MVectorStore",
+    "remember_tool",
 ]
 
 
