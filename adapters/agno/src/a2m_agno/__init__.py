@@ -14,6 +14,7 @@ check_agno()
 from ._async_memory_db import AsyncA2MDb  # noqa: E402
 from ._memory_db import A2MDb  # noqa: E402
 from ._store import IncompleteListingError  # noqa: E402
+from ._tools import remember_tool  # noqa: E402
 from ._vectordb import A2MVectorDb  # noqa: E402
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "AsyncA2MDb",
     "IncompleteListingError",
     "UnsupportedAgnoError",
+    "remember_tool",
 ]

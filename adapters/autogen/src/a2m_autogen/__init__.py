@@ -21,6 +21,7 @@ from ._connection import ConnectionConfig
 from ._contents import PROVENANCE_KEY, ContentNotStorable
 from ._context import A2MChatCompletionContext, A2MChatCompletionContextConfig
 from ._memory import MEMORY_HEADER, A2MMemory, A2MMemoryConfig
+from ._tools import remember_tool
 
 __all__ = [
     "MEMORY_HEADER",
@@ -33,4 +34,5 @@ __all__ = [
     "A2MMemoryConfig",
     "ConnectionConfig",
     "ContentNotStorable",
+    "remember_tool",
 ]

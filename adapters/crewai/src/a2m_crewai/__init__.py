@@ -22,14 +22,17 @@ from ._listing import ListingCapped  # noqa: E402
 from ._mapping import FRAMEWORK  # noqa: E402
 from ._memory import A2MMemory, a2m_memory, use_a2m_storage  # noqa: E402
 from ._storage import A2MStorage, ForeignRecordError  # noqa: E402
+from ._tools import A2MRememberTool, remember_tool  # noqa: E402
 
 __all__ = [
     "FRAMEWORK",
     "SUPPORTED_CREWAI",
     "A2MMemory",
+    "A2MRememberTool",
     "A2MStorage",
     "ForeignRecordError",
     "ListingCapped",
     "a2m_memory",
+    "remember_tool",
     "use_a2m_storage",
 ]
