@@ -460,3 +460,51 @@ def test_the_audit_log_travels_with_an_export(tmp_path: Path, store_backend: str
         entries = target.connect(principal="bot").call("memory/observations/audit")["entries"]
     strip = [{k: v for k, v in e.items() if k != "seq"} for e in expected]
     assert [{k: v for k, v in e.items() if k != "seq"} for e in entries] == strip
+
+
+def test_core_paths_that_change_an_observation_are_audited_or_refused(
+    store_backend: str,
+) -> None:
+    with _server() as server:
+        bot = server.connect(principal="bot")
+        written = bot.call(REMEMBER, {"content": "a fact", "weight": 1.0})
+        bot.call("memory/reinforce", {"ids": [written["id"]], "amount": 2.0})
+        (entry, _) = bot.call("memory/observations/audit")["entries"]
+        assert entry["action"] == "updated"
+        assert (entry["before"]["weight"], entry["after"]["weight"]) == (1.0, 3.0)
+        (record,) = bot.call("memory/timeline", {"where": {"observation": True}})["records"]
+        before = _state(server.connect())
+        error = _error(
+            bot, "memory/remember", {"records": [{"content": "overwritten", "key": record["key"]}]}
+        )
+        assert error.code == ErrorCode.INVALID_PARAMS
+        assert _state(server.connect()) == before
+
+
+def test_the_observations_section_of_a_config_file_is_read() -> None:
+    from a2m_server.config import config_from_mapping
+
+    config = config_from_mapping(
+        {
+            "observations": {
+                "org": "acme",
+                "project": "web",
+                "capacity": 100,
+                "operators": ["admin"],
+                "grants": [{"source": "acme/api", "destination": "acme/web"}],
+                "stacks": {"acme/api": ["Python", "uv"], "acme/web": ["python", "uv"]},
+            }
+        }
+    )
+    observations = config.observations
+    assert (observations.org, observations.project, observations.capacity) == ("acme", "web", 100)
+    assert observations.sources_for("acme/web") == ["acme/web", "acme/api"]
+    assert observations.sources_for("acme/api") == ["acme/api"]  # deny by default
+    for bad in (
+        {"grants": [{"source": "api", "destination": "acme/web"}]},
+        {"transfer_multiplier": 2.0},
+        {"tier": "semantic"},  # shared: every project would read it
+        {"unknown": 1},
+    ):
+        with pytest.raises(ValueError, match=r"observations"):
+            config_from_mapping({"observations": bad})

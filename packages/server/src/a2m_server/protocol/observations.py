@@ -40,8 +40,10 @@ from .wire import timestamp
 
 __all__ = [
     "HANDLERS",
+    "OBSERVATION_KEY_PREFIX",
     "Tenant",
     "audit_forgotten",
+    "audit_reweighted",
     "content_hash",
     "describe_info",
     "normalise",
@@ -49,6 +51,8 @@ __all__ = [
     "weight_factor",
 ]
 
+OBSERVATION_KEY_PREFIX = "observation/"
+"""Every observation's key starts so; core ``memory/remember`` may not write under it."""
 SERVER_ACTOR = "a2m-server"
 """The actor of changes no caller asked for (evictions)."""
 DEFAULT_AUTO_WEIGHT = {"session": 0.30, "pr": 0.55, "batch": 0.30, None: 0.30}
@@ -97,7 +101,7 @@ class Tenant:
     def key(self, content: str) -> str:
         """The record key of ``content`` for this tenant: one address per fact."""
         raw = "\x1f".join((self.org, self.project, self.agent or "", normalise(content)))
-        return "observation/" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
+        return OBSERVATION_KEY_PREFIX + hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
 def _scope_denied(message: str, **data: Any) -> ProtocolError:
@@ -699,6 +703,30 @@ def audit_forgotten(writer: StoreWriter, records: Sequence[StoredRecord], actor:
         for r in records
         if _is_observation(r)
     ]
+    if rows:
+        writer.append_audit(rows)
+
+
+def audit_reweighted(
+    writer: StoreWriter, records: Sequence[StoredRecord], amount: float, actor: str
+) -> None:
+    """Audit observations whose weight a core ``memory/reinforce`` (or a promotion's
+    salience) raised by ``amount``."""
+    now = now_ms()
+    rows = []
+    for record in records:
+        if _is_observation(record):
+            before = snapshot(record)
+            rows.append(
+                _audit_row(
+                    actor,
+                    "updated",
+                    record,
+                    before,
+                    {**before, "weight": record.salience + amount},
+                    now,
+                )
+            )
     if rows:
         writer.append_audit(rows)
 

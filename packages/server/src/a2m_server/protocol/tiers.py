@@ -23,6 +23,7 @@ from a2m_types import (
 
 from .context import CallContext
 from .core import Protocol, now_ms
+from .observations import audit_reweighted, prune_observations
 from .wire import timestamp
 
 __all__ = [
@@ -162,8 +163,6 @@ def _tier_counts(proto: Protocol, writer: StoreWriter) -> dict[str, int]:
 
 def _reorganise(proto: Protocol, writer: StoreWriter) -> Reorganisation:
     """Promote first, then spill (§4.7), as one ``consolidated`` event."""
-    from .observations import prune_observations  # the extension builds on this module
-
     plan = Reorganisation()
     _promote_due(proto, writer, plan)
     enforce_capacity(proto, writer, [t.name for t in proto.config.tiers], plan)
@@ -198,6 +197,7 @@ def promote(proto: Protocol, ctx: CallContext, params: PromoteParams) -> dict[st
         if params.salience and "salience" in ctx.capabilities:
             _check_salience(moving, params.salience, "salience")
             writer.add_salience(ids, params.salience)
+            audit_reweighted(writer, moving, params.salience, owner or ctx.principal or "local")
         owners = {r.owner for r in moving}
         event_owner = owners.pop() if len(owners) == 1 else owner
         writer.append_event("promoted", now_ms(), {"ids": ids, "tier": target}, event_owner, target)
@@ -222,6 +222,7 @@ def reinforce(proto: Protocol, ctx: CallContext, params: ReinforceParams) -> dic
         found = writer.select(RecordFilter(ids=params.ids, scope=proto.write_scope(owner)))
         _check_salience(found, amount, "amount")
         reinforced = writer.add_salience([r.id for r in found], amount)
+        audit_reweighted(writer, found, amount, owner or ctx.principal or "local")
     return {"reinforced": reinforced}
 
 

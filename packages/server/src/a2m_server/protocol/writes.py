@@ -17,7 +17,7 @@ from .context import CallContext
 from .core import Protocol, now_ms
 from .filtering import checked_where
 from .hub import deletion_event
-from .observations import audit_forgotten
+from .observations import OBSERVATION_KEY_PREFIX, audit_forgotten
 from .tiers import enforce_capacity
 
 __all__ = [
@@ -140,6 +140,18 @@ def _prepare(
     owner = default_owner
     if plan.scopes and item.owner is not None:
         owner = proto.acting_owner(ctx, item.owner)
+    key = item.key
+    if (
+        plan.keys
+        and key is not None
+        and key.startswith(OBSERVATION_KEY_PREFIX)
+        and proto.extensions
+    ):
+        raise ProtocolError.invalid_params(
+            f"records[{index}].key: keys under {OBSERVATION_KEY_PREFIX!r} belong to "
+            "observations; write them with memory/observations/remember or update",
+            field=f"records[{index}].key",
+        )
     # The validated list itself: params are this call's own, and nothing changes them.
     embedding = item.embedding if plan.embeddings and item.embedding else None
     external = plan.external
