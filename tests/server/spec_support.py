@@ -661,9 +661,16 @@ def _scalars(obj: Any, skip: Iterable[str] = ()) -> list[str]:
 
 def config_toml(config: ServerConfig) -> str:
     """``config`` as the TOML file ``a2m-server --config`` reads (see ``load_config``)."""
-    lines = _scalars(config, skip=("limits", "tiers"))
+    lines = _scalars(config, skip=("limits", "tiers", "observations"))
     lines += ["", "[limits]", *_scalars(config.limits)]
     for tier in config.tiers:
         assert isinstance(tier, TierConfig)
         lines += ["", "[[tiers]]", *_scalars(tier)]
+    observations = config.observations
+    lines += ["", "[observations]", *_scalars(observations, skip=("grants", "stacks"))]
+    for grant in observations.grants:
+        lines += ["", "[[observations.grants]]", *_scalars(grant)]
+    if observations.stacks:
+        lines += ["", "[observations.stacks]"]
+        lines += [f"{json.dumps(p)} = {_toml_value(s)}" for p, s in observations.stacks.items()]
     return "\n".join(lines) + "\n"
