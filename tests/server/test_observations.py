@@ -20,6 +20,7 @@ from a2m_server.errors import ProtocolError
 from a2m_server.protocol.observations import weight_factor
 from a2m_server.server import Connection
 from a2m_types import ErrorCode
+from store_backends import resolve_db
 
 REMEMBER = "memory/observations/remember"
 
@@ -268,11 +269,11 @@ def test_agents_see_their_own_audit_and_an_operator_sees_every_agent(
         assert [o["content"] for o in listed] == ["bot fact"]
 
 
-@pytest.mark.sqlite_only("opens the SQLite file to try changing the log behind the server")
 def test_the_audit_log_cannot_be_written_by_a_client_nor_changed_in_the_store(
     tmp_path: Path, store_backend: str
 ) -> None:
     db = tmp_path / "audit.db"
+    where = resolve_db(db)
     with A2MServer(db=db) as server:
         bot = server.connect(principal="bot")
         bot.call(REMEMBER, {"content": "a fact"})
@@ -280,6 +281,17 @@ def test_the_audit_log_cannot_be_written_by_a_client_nor_changed_in_the_store(
         assert error.code == ErrorCode.INVALID_PARAMS
         error = _error(bot, "memory/observations/audit/append", {"action": "deleted"})
         assert error.code == ErrorCode.METHOD_NOT_FOUND
+    if isinstance(where, str) and where.startswith("postgresql://"):
+        import psycopg
+
+        plain = where.replace("schema=", "options=-csearch_path%3D")
+        for statement in (
+            "UPDATE observation_audit SET actor = 'mallory'",
+            "DELETE FROM observation_audit",
+        ):
+            with psycopg.connect(plain) as pg, pytest.raises(psycopg.Error, match="append-only"):
+                pg.execute(statement)
+        return
     conn = sqlite3.connect(db)
     try:
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
