@@ -520,3 +520,30 @@ def test_the_observations_section_of_a_config_file_is_read() -> None:
     ):
         with pytest.raises(ValueError, match=r"observations"):
             config_from_mapping({"observations": bad})
+
+
+def test_by_embedding_too_a_heavier_slightly_less_similar_observation_ranks_first(
+    store_backend: str,
+) -> None:
+    with _server() as server:
+        bot = server.connect(principal="bot")
+        light = bot.call(
+            REMEMBER, {"content": "light", "embedding": [1.0, 0.0, 0.0], "weight": 1.0}
+        )
+        heavy = bot.call(
+            REMEMBER, {"content": "heavy", "embedding": [0.9, 0.3, 0.0], "weight": 3.0}
+        )
+        query = [1.0, 0.05, 0.0]
+        relevance = {
+            r["id"]: r["score"] for r in bot.call("memory/recall", {"embedding": query})["records"]
+        }
+        assert relevance[light["id"]] > relevance[heavy["id"]]
+        ranked = bot.call("memory/observations/recall", {"embedding": query})["observations"]
+        assert [o["id"] for o in ranked] == [heavy["id"], light["id"]]
+        for observation in ranked:
+            expected = relevance[observation["id"]] * weight_factor(observation["weight"])
+            assert observation["score"] == pytest.approx(expected, abs=2e-3)
+        before = _state(server.connect())
+        error = _error(bot, REMEMBER, {"content": "wrong width", "embedding": [1.0, 0.0]})
+        assert error.code == ErrorCode.EMBEDDING_MISMATCH
+        assert _state(server.connect()) == before

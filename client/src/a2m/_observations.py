@@ -68,6 +68,7 @@ def remember_call(
     origin: str | NotGiven | None,
     metadata: Mapping[str, Any] | NotGiven | None,
     owner: str | NotGiven | None,
+    embedding: Iterable[float] | NotGiven | None = NOT_GIVEN,
 ) -> core.Call[ObservationRememberResult]:
     """The prepared ``memory/observations/remember`` call (shared by both clients)."""
     values = {
@@ -82,6 +83,7 @@ def remember_call(
         "origin": origin,
         "metadata": dict(metadata) if isinstance(metadata, Mapping) else metadata,
         "owner": owner,
+        "embedding": embedding,
     }
     return core.prepare(REMEMBER, values)
 
@@ -133,6 +135,7 @@ class ObservationMethods:
         ingest: Literal["session", "pr", "batch"] | NotGiven | None = NOT_GIVEN,
         origin: str | NotGiven | None = NOT_GIVEN,
         metadata: Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        embedding: Iterable[float] | NotGiven | None = NOT_GIVEN,
         owner: str | NotGiven | None = NOT_GIVEN,
         timeout: Timeout = NOT_GIVEN,
     ) -> ObservationRememberResult:
@@ -142,7 +145,7 @@ class ObservationMethods:
         retried after it may have reached the server: a retry would count twice."""
         call = remember_call(
             content, classification, file_path, tags, weight, type, source, ingest, origin,
-            metadata, owner,
+            metadata, owner, embedding,
         )  # fmt: skip
         return self._call(call, timeout)
 
@@ -259,13 +262,14 @@ class AsyncObservationMethods:
         ingest: Literal["session", "pr", "batch"] | NotGiven | None = NOT_GIVEN,
         origin: str | NotGiven | None = NOT_GIVEN,
         metadata: Mapping[str, Any] | NotGiven | None = NOT_GIVEN,
+        embedding: Iterable[float] | NotGiven | None = NOT_GIVEN,
         owner: str | NotGiven | None = NOT_GIVEN,
         timeout: Timeout = NOT_GIVEN,
     ) -> ObservationRememberResult:
         """See :meth:`ObservationMethods.remember_observation`."""
         call = remember_call(
             content, classification, file_path, tags, weight, type, source, ingest, origin,
-            metadata, owner,
+            metadata, owner, embedding,
         )  # fmt: skip
         return await self._call(call, timeout)
 

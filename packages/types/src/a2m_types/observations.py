@@ -93,6 +93,9 @@ class ObservationRememberParams(_TenantGuarded):
     """What wrote it: a session id, a PR URL, a job name."""
     metadata: dict[str, Any] | None = None
     """Extra metadata kept alongside (provenance); reserved observation keys are refused."""
+    embedding: Embedding | None = Field(default=None, min_length=1)
+    """The observation's vector, for recall by similarity (kept where the server declares
+    ``embeddings``; a duplicate keeps the stored one's)."""
     owner: str | None = None
     """The agent, on a local transport only; over a network it is the principal."""
 

@@ -425,6 +425,9 @@ def remember(
                 f"the key {key!r} holds a record that is not an observation", key=key
             )
         tier = proto.config.observation_tier if "tiers" in proto.config.capabilities else None
+        vector = params.embedding if "embeddings" in proto.config.capabilities else None
+        if vector is not None:
+            _fix_width(writer, vector)
         record_id = new_id()
         new = NewRecord(
             id=record_id,
@@ -436,6 +439,7 @@ def remember(
             salience=weight,
             owner=tenant.owner,
             key=key,
+            embedding=vector,
         )
         writer.insert([new])
         payload: dict[str, Any] = {"id": record_id, "key": key, "revision": 0}
@@ -448,6 +452,19 @@ def remember(
         )
         _prune_tenant(proto, writer, tenant.org, tenant.project, tenant.agent, now)
     return {"id": record_id, "deduplicated": False, "weight": weight}
+
+
+def _fix_width(writer: StoreWriter, vector: Sequence[float]) -> None:
+    """§3.7: the first vector fixes the store's width; another is EMBEDDING_MISMATCH."""
+    width = writer.dimensions()
+    if width is None:
+        writer.set_dimensions(len(vector))
+    elif width != len(vector):
+        raise ProtocolError(
+            ErrorCode.EMBEDDING_MISMATCH,
+            f"embedding has {len(vector)} dimensions; this store's vectors have {width}",
+            {"expected": width, "got": len(vector)},
+        )
 
 
 def _as_new(record: StoredRecord, metadata: dict[str, Any], salience: float, now: int) -> NewRecord:
