@@ -504,7 +504,11 @@ class HostCore:
         return records
 
     def _by_keys(
-        self, layout: Layout, session: MemorySession, addresses: list[str]
+        self,
+        layout: Layout,
+        session: MemorySession,
+        addresses: list[str],
+        extra: Mapping[str, Any] | None = None,
     ) -> Flow[list[Record]]:
         found: list[Record] = []
         step = layout.max_recall_limit
@@ -515,6 +519,7 @@ class HostCore:
                 where={"key": chunk},
                 limit=layout.max_recall_limit,
                 **self._owner(layout, session),
+                **(extra or {}),
             )
             found.extend(result.records)
         return found
@@ -561,7 +566,7 @@ class HostCore:
             )
             records = list(result.records)
         elif addresses:
-            records = yield from self._by_keys(layout, session, addresses)
+            records = yield from self._by_keys(layout, session, addresses, vectors)
         else:
             records = yield from self._listing(layout, {**owner, **vectors})
             records.reverse()  # newest first
