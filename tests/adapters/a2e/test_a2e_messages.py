@@ -62,7 +62,8 @@ def test_store_then_retrieve_by_key_returns_the_exact_structure(host: Host) -> N
         0,
         "",
     )
-    assert isinstance(got["created_at"], float) and isinstance(got["updated_at"], float)
+    assert isinstance(got["created_at"], float)
+    assert isinstance(got["updated_at"], float)
     assert "embedding" not in got
     (text,) = host.retrieve(memory, keys=[{"agent": "a1", "topic": "greeting"}])["entries"]
     assert (text["content"], text["source"], text["score"]) == ("hello there", "turn-2", 1.0)
@@ -84,7 +85,8 @@ def test_key_order_does_not_matter_and_escaping_keeps_keys_apart(host: Host) -> 
         {"a": ","},
     ]
     response = host.store(memory, *[entry(key, index) for index, key in enumerate(tricky)])
-    assert response["stored"] == tricky and response["errors"] == []
+    assert response["stored"] == tricky
+    assert response["errors"] == []
     listing = host.retrieve(memory, tier="episodic", limit=100)
     assert listing["total"] == len(tricky) + 1
     for index, key in enumerate(tricky):
@@ -134,17 +136,21 @@ def test_retrieve_ands_tags_tier_query_and_min_score_and_counts_before_limit(hos
         entry({"n": "w"}, "gardening scratch", tier="working", tags=["garden"]),
     )
     both = host.retrieve(memory, tags=["garden", "even"], limit=2)
-    assert both["total"] == 5 and len(both["entries"]) == 2
+    assert both["total"] == 5
+    assert len(both["entries"]) == 2
     assert all({"garden", "even"} <= set(e["tags"]) for e in both["entries"])
     assert host.retrieve(memory, tags=["garden"], tier="working")["total"] == 1
     counted = host.retrieve(memory, tags=["garden"], tier="episodic", limit=0)
     assert (counted["entries"], counted["total"]) == ([], 10)
     scored = host.retrieve(memory, tags=["garden"], min_score=0.55, tier="episodic")
-    assert scored["total"] == 4 and all(e["score"] >= 0.55 for e in scored["entries"])
+    assert scored["total"] == 4
+    assert all(e["score"] >= 0.55 for e in scored["entries"])
     queried = host.retrieve(memory, query="gardening", tags=["odd"], limit=3)
-    assert queried["total"] == 5 and len(queried["entries"]) == 3
+    assert queried["total"] == 5
+    assert len(queried["entries"]) == 3
     keyed = host.retrieve(memory, keys=[{"n": 1}, {"n": 2}], tags=["odd"])
-    assert keys_of(keyed) == [{"n": 1}] and keyed["total"] == 1
+    assert keys_of(keyed) == [{"n": 1}]
+    assert keyed["total"] == 1
 
 
 def test_forget_by_keys_and_by_tags_within_a_tier_counts_exactly(host: Host) -> None:
@@ -187,7 +193,8 @@ def test_unknown_and_ended_memory_ids_are_error_responses(host: Host) -> None:
         host.retrieve(memory, tags=[]),
         host.forget(memory, tags=["x"]),
     ):
-        assert response["type"] == "memory/error" and response["code"] == "unknown_memory"
+        assert response["type"] == "memory/error"
+        assert response["code"] == "unknown_memory"
     assert host.end_memory(memory) == 0  # ending twice is a no-op
 
 
@@ -196,7 +203,8 @@ def test_semantic_writes_need_the_hosts_grant_and_are_shared(cell: tuple[str, Ba
     host = backend.host(mode, semantic_writers=["curator"])
     curator, assistant = host.init("curator"), host.init("assistant")
     refused = host.store(assistant, entry({"fact": "sky"}, "blue", tier="semantic"))
-    assert refused["stored"] == [] and "permission_denied" in refused["errors"][0]
+    assert refused["stored"] == []
+    assert "permission_denied" in refused["errors"][0]
     assert host.forget(assistant, tags=["x"], tier="semantic")["code"] == "permission_denied"
     assert host.store(curator, entry({"fact": "sky"}, "blue", tier="semantic", tags=["x"]))[
         "stored"
@@ -217,9 +225,11 @@ def test_quota_of_entries_answers_memory_full_per_entry(cell: tuple[str, Backend
     assert len(first["stored"]) == 2
     second = host.store(memory, entry({"n": 0}, "replaced"), entry({"n": 2}, 2), entry({"n": 3}, 3))
     assert second["stored"] == [{"n": 0}, {"n": 2}]
-    assert len(second["errors"]) == 1 and "memory_full" in second["errors"][0]
+    assert len(second["errors"]) == 1
+    assert "memory_full" in second["errors"][0]
     big = host.store(memory, entry({"n": 0}, "x" * 500))
-    assert big["stored"] == [] and "200" in big["errors"][0]
+    assert big["stored"] == []
+    assert "200" in big["errors"][0]
     host.forget(memory, keys=[{"n": 2}])
     assert host.store(memory, entry({"n": 3}, 3))["stored"] == [{"n": 3}]
 
