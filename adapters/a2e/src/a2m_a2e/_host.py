@@ -369,9 +369,6 @@ class HostCore:
                 ErrorCode.PERMISSION_DENIED,
                 "this agent may not write the shared semantic tier",
             )
-        address = f"{session.namespace}/{entry.entry_key}"
-        if len(address) > 512 + 256:
-            raise EntryRefused("the key is too long")
         text_limit = layout.max_content_length
         if text_limit is not None and len(searchable_text(entry)) > text_limit:
             raise EntryRefused(f"content is longer than the store accepts ({text_limit})")

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote
 
+from a2m_types.rest import MAX_KEY_LENGTH
+
 __all__ = ["decode_key", "encode_key"]
 
 # Everything outside these is percent-escaped, so ',', '=', ':', '/' and '%' in a name or
@@ -23,8 +25,8 @@ def _escape(text: str) -> str:
 def encode_key(key: Mapping[str, Any]) -> str:
     """The entry key of the composite ``key``: its items sorted by name, each ``name=text``
     for a string value and ``name:json`` for any other JSON value (so ``"1"`` and ``1``
-    differ), joined by ``,``. Raises ``ValueError`` for an empty key or a value that is
-    not JSON."""
+    differ), joined by ``,``. Raises ``ValueError`` for an empty key, a value that is not
+    JSON, or a key longer than an entry key may be (512 characters) once encoded."""
     if not key:
         raise ValueError("a key needs at least one item")
     items = []
@@ -40,7 +42,10 @@ def encode_key(key: Mapping[str, Any]) -> str:
             except (TypeError, ValueError, RecursionError):
                 raise ValueError(f"key item {name!r} is not a JSON value") from None
             items.append(f"{_escape(name)}:{_escape(text)}")
-    return ",".join(items)
+    text = ",".join(items)
+    if len(text) > MAX_KEY_LENGTH:
+        raise ValueError(f"the key is {len(text)} characters encoded; at most {MAX_KEY_LENGTH}")
+    return text
 
 
 def decode_key(text: str) -> dict[str, Any] | None:
