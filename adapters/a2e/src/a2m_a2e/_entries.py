@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from a2m_types import Record
-from a2m_types.rest import MAX_TTL_SECONDS, readable_text, split_record_key
+from a2m_types.rest import MAX_TTL_SECONDS, split_record_key
 
 from ._keys import decode_key, encode_key
 from ._messages import TIERS
@@ -83,6 +83,8 @@ class Entry:
     ttl: int
     size: int
     embedding: list[float] | None
+    text: str
+    """The record's ``content``: see :func:`searchable_text`."""
 
 
 def _number(value: Any) -> bool:
@@ -128,7 +130,8 @@ def parse_entry(raw: Any, *, max_depth: int, max_entry_bytes: int) -> Entry:
         raise EntryRefused("'embedding' must be a non-empty list of finite numbers")
     content = raw["content"]
     check_json(content, max_depth=max_depth)
-    size = json_size(content)
+    compact = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+    size = len(compact.encode())
     if size > max_entry_bytes:
         raise EntryRefused(f"content is {size} bytes; at most {max_entry_bytes} are allowed")
     return Entry(
@@ -142,16 +145,20 @@ def parse_entry(raw: Any, *, max_depth: int, max_entry_bytes: int) -> Entry:
         ttl=ttl,
         size=size,
         embedding=None if embedding is None else [float(x) for x in embedding],
+        text=searchable_text(
+            content if isinstance(content, str) else compact, dict(key), list(dict.fromkeys(tags))
+        ),
     )
 
 
-def searchable_text(entry: Entry) -> str:
-    """The record's ``content``: the entry's text, then its key and tags as words, so a
-    query naming a tag or a key part finds it."""
-    words = [f"{name} {value}" for name, value in entry.key.items()]
-    parts = [readable_text(entry.content), "; ".join(str(word) for word in words)]
-    if entry.tags:
-        parts.append(" ".join(entry.tags))
+def searchable_text(readable: str, key: Mapping[str, Any], tags: list[str]) -> str:
+    """A record's ``content``: the entry's readable text (a string as it is, anything else
+    as compact JSON), then its key and tags as words, so a query naming a tag or a key part
+    finds it."""
+    words = [f"{name} {value}" for name, value in key.items()]
+    parts = [readable, "; ".join(words)]
+    if tags:
+        parts.append(" ".join(tags))
     return "\n".join(parts)
 
 
@@ -181,7 +188,7 @@ def record_of(
     if entry.ttl:
         metadata["ttl_s"] = entry.ttl
     record: dict[str, Any] = {
-        "content": searchable_text(entry),
+        "content": entry.text,
         "key": f"{namespace}/{entry.entry_key}",
         "metadata": metadata,
         "role": "memory",

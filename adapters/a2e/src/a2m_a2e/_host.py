@@ -30,7 +30,6 @@ from ._entries import (
     parse_entry,
     record_of,
     score_of,
-    searchable_text,
     tier_of,
 )
 from ._keys import encode_key
@@ -370,7 +369,7 @@ class HostCore:
                 "this agent may not write the shared semantic tier",
             )
         text_limit = layout.max_content_length
-        if text_limit is not None and len(searchable_text(entry)) > text_limit:
+        if text_limit is not None and len(entry.text) > text_limit:
             raise EntryRefused(f"content is longer than the store accepts ({text_limit})")
 
     def _record(self, layout: Layout, session: MemorySession, entry: Entry) -> dict[str, Any]:
