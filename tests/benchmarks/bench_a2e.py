@@ -9,7 +9,8 @@ The host is ``python -m a2m_a2e stdio --db FILE`` in its own process, spoken to 
 (it runs the bundled server as its own stdio subprocess). The baseline is an
 :class:`~a2m.A2MClient` over stdio to ``python -m a2m_server stdio`` on another file, making
 the A2M call the host makes for the same message (``memory/remember``, ``memory/timeline``
-by key, ``memory/recall``). The two alternate call by call, so machine noise falls on both
+by key, ``memory/recall`` of ``max_recall_limit`` records, which the exact ``total`` needs;
+``a2m-10`` is a recall of only the 10 returned, for scale). The two alternate call by call, so machine noise falls on both
 alike; the ratio is host time over baseline time (above 1: the host costs more — one more
 process hop and the JSON of the message)."""
 
@@ -91,10 +92,12 @@ def records(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def timed(calls: list[tuple[Callable[[], Any], Callable[[], Any]]]) -> dict[str, list[float]]:
-    spent: dict[str, list[float]] = {"a2e": [], "a2m": []}
-    for index, pair in enumerate(calls):
-        order = list(zip(("a2e", "a2m"), pair, strict=True))
+def timed(
+    calls: list[tuple[Callable[[], Any], ...]], names: tuple[str, ...] = ("a2e", "a2m")
+) -> dict[str, list[float]]:
+    spent: dict[str, list[float]] = {name: [] for name in names}
+    for index, variants in enumerate(calls):
+        order = list(zip(names, variants, strict=True))
         for name, call in order if index % 2 == 0 else order[::-1]:
             start = time.perf_counter()
             call()
@@ -104,11 +107,11 @@ def timed(calls: list[tuple[Callable[[], Any], Callable[[], Any]]]) -> dict[str,
 
 def report(title: str, spent: dict[str, list[float]], per_call: int = 1) -> None:
     print(f"\n== {title} ==")
-    print(f"{'':<6}{'msgs/s':>10}{'items/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
+    print(f"{'':<8}{'msgs/s':>10}{'items/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
     for name, samples in spent.items():
         rate = len(samples) / sum(samples)
         p50, p99 = percentile(samples, 0.5) * 1e3, percentile(samples, 0.99) * 1e3
-        print(f"{name:<6}{rate:>10.1f}{rate * per_call:>10.1f}{p50:>10.2f}{p99:>10.2f}")
+        print(f"{name:<8}{rate:>10.1f}{rate * per_call:>10.1f}{p50:>10.2f}{p99:>10.2f}")
     ratio = statistics.median(spent["a2e"]) / statistics.median(spent["a2m"])
     print(f"a2e / a2m (median time): {ratio:.2f}x")
 
@@ -172,19 +175,25 @@ def main() -> None:
                 lookups = [by_key(chooser.randrange(args.messages)) for _ in range(args.messages)]
                 report(f"retrieve by key (x{args.messages})", timed(lookups))
 
-                def by_query(words: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
+                # The exact ``total`` needs every match: the host recalls max_recall_limit
+                # records (the a2m row) to answer limit 10; a2m-10 is a recall of 10 alone.
+                def by_query(words: str) -> tuple[Callable[[], Any], ...]:
                     message = new_message(
                         "memory/retrieve/req", memory_id=memory, query=words, limit=10
                     )
                     return (
                         lambda: host.send(message),
+                        lambda: client.recall(words, limit=1000, owner="bench"),
                         lambda: client.recall(words, limit=10, owner="bench"),
                     )
 
                 queries = [
                     by_query(" ".join(chooser.sample(WORDS, 2))) for _ in range(args.queries)
                 ]
-                report(f"retrieve by query, limit 10 (x{args.queries})", timed(queries))
+                report(
+                    f"retrieve by query, limit 10 (x{args.queries})",
+                    timed(queries, ("a2e", "a2m", "a2m-10")),
+                )
         finally:
             host.stop()
     print(f"\nload average: {load_average()}")
