@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from a2m import A2MError, A2MTransportError, DescribeResult, QuotaExceeded, Record
+from a2m import A2MError, A2MTransportError, QuotaExceeded, Record
 from a2m_types.rest import InvalidNamespace, validate_namespace
 
 from . import _messages as m
@@ -24,7 +24,6 @@ from ._entries import (
     MEMORY_FIELD,
     Entry,
     EntryRefused,
-    check_json,
     entry_of,
     json_size,
     parse_entry,
@@ -32,36 +31,12 @@ from ._entries import (
     score_of,
     tier_of,
 )
-from ._keys import encode_key
+from ._layout import Layout
 from ._messages import ErrorCode, error_message, new_message
+from ._requests import REQUIRED, HostLimits, Reader, Refused, check_envelope, request_id
 from ._steps import Flow, call
 
-__all__ = ["HostCore", "HostLimits", "MemorySession", "Refused"]
-
-
-@dataclass(frozen=True)
-class HostLimits:
-    """What the host refuses. Quotas count a namespace's entries and content bytes
-    (compact UTF-8 JSON) across every memory session bound to it; ``None`` is no quota."""
-
-    max_entries: int | None = None
-    max_bytes: int | None = None
-    max_entry_bytes: int = 64 * 1024
-    """Largest ``content`` of one entry, in bytes."""
-    max_depth: int = 64
-    """Deepest nesting of one entry's ``content``."""
-    max_entries_per_store: int = 1000
-    max_message_bytes: int = 16 * 1024 * 1024
-    """Largest JSON text message accepted."""
-
-
-class Refused(Exception):
-    """A request the host answers with a ``memory/error`` message."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+__all__ = ["HostCore", "HostLimits", "MemorySession", "Refused", "request_id"]
 
 
 @dataclass
@@ -79,150 +54,6 @@ class MemorySession:
 class _Usage:
     entries: int = 0
     bytes: int = 0
-
-
-@dataclass(frozen=True)
-class Layout:
-    """What the host needs to know of the server, from ``memory/describe``."""
-
-    fields: frozenset[str]
-    tier_for_kind: Mapping[str, str]
-    kind_of_tier: Mapping[str, str]
-    max_recall_limit: int
-    max_records_per_call: int
-    max_content_length: int | None
-    cursor: bool
-    sessions: bool
-    scopes: bool
-
-    @classmethod
-    def of(cls, described: DescribeResult) -> Layout:
-        capabilities = set(described.capabilities)
-        tiers = described.tiers or [] if "tiers" in capabilities else []
-        kinds = {tier.name: tier.kind for tier in tiers if tier.kind}
-        first: dict[str, str] = {}
-        for name, kind in kinds.items():
-            first.setdefault(kind, name)
-        fields = {
-            name
-            for name, capability in (
-                ("owner", "scopes"),
-                ("session", "sessions"),
-                ("salience", "salience"),
-                ("embedding", "embeddings"),
-                ("key", "keys"),
-            )
-            if capability in capabilities
-        }
-        limits = described.limits
-        timeline = (described.model_extra or {}).get("timeline")
-        return cls(
-            fields=frozenset(fields),
-            tier_for_kind=first,
-            kind_of_tier=kinds,
-            max_recall_limit=(limits.max_recall_limit if limits else None) or 100,
-            max_records_per_call=(limits.max_records_per_call if limits else None) or 100,
-            max_content_length=limits.max_content_length if limits else None,
-            cursor=isinstance(timeline, dict) and timeline.get("cursor") is True,
-            sessions="sessions" in capabilities,
-            scopes="scopes" in capabilities,
-        )
-
-
-class _Reader:
-    """Typed access to a request's fields: a wrong type is an ``invalid_message``."""
-
-    def __init__(self, message: Mapping[str, Any]) -> None:
-        self.message = message
-
-    def _get(self, name: str, default: Any) -> Any:
-        if name in self.message:
-            return self.message[name]
-        if default is _REQUIRED:
-            raise Refused(ErrorCode.INVALID_MESSAGE, f"{self.message['type']} needs {name!r}")
-        return default
-
-    def text(self, name: str, default: Any = None) -> str:
-        value = self._get(name, default)
-        if not isinstance(value, str):
-            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be a string")
-        return value
-
-    def object(self, name: str) -> dict[str, Any]:
-        value = self._get(name, {})
-        if not isinstance(value, dict):
-            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be an object")
-        return value
-
-    def strings(self, name: str) -> list[str]:
-        value = self._get(name, [])
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be a list of strings")
-        return list(dict.fromkeys(value))
-
-    def keys(self, name: str) -> list[str]:
-        value = self._get(name, [])
-        if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
-            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be a list of objects")
-        encoded = []
-        for key in value:
-            try:
-                check_json(key, max_depth=8)
-                encoded.append(encode_key(key))
-            except (ValueError, EntryRefused) as exc:
-                raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r}: {exc}") from None
-        return list(dict.fromkeys(encoded))
-
-    def integer(self, name: str, default: int, low: int, high: int) -> int:
-        value = self._get(name, default)
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise Refused(
-                ErrorCode.INVALID_MESSAGE, f"{name!r} must be an integer from {low} to {high}"
-            )
-        return value
-
-    def number(self, name: str, default: float) -> float:
-        value = self._get(name, default)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
-            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be a number")
-        return float(value)
-
-    def flag(self, name: str) -> bool:
-        value = self._get(name, False)
-        if not isinstance(value, bool):
-            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be true or false")
-        return value
-
-
-_REQUIRED = object()
-
-
-def request_id(message: Any) -> str:
-    """The ``id`` a response echoes as ``req_id`` ("" when there is none to echo)."""
-    if isinstance(message, Mapping):
-        value = message.get("id")
-        if isinstance(value, str):
-            return value
-    return ""
-
-
-def _check_envelope(message: Any) -> str:
-    if not isinstance(message, Mapping):
-        raise Refused(ErrorCode.INVALID_MESSAGE, "a message must be a JSON object")
-    kind = message.get("type")
-    if not isinstance(kind, str):
-        raise Refused(ErrorCode.INVALID_MESSAGE, "a message needs a string 'type'")
-    if "id" in message and not isinstance(message["id"], str):
-        raise Refused(ErrorCode.INVALID_MESSAGE, "'id' must be a string")
-    version = message.get("version", m.PROTOCOL_VERSION)
-    if not isinstance(version, str):
-        raise Refused(ErrorCode.INVALID_MESSAGE, "'version' must be a string")
-    if version.split(".")[0] != "1":
-        raise Refused(ErrorCode.UNSUPPORTED_VERSION, f"version {version[:20]!r} is not 1.x")
-    ts = message.get("ts", 0.0)
-    if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-        raise Refused(ErrorCode.INVALID_MESSAGE, "'ts' must be a number")
-    return kind
 
 
 def _backend_error(exc: A2MError) -> Refused:
@@ -256,11 +87,11 @@ class HostCore:
         raises for anything the message holds."""
         req_id = request_id(message)
         try:
-            kind = _check_envelope(message)
+            kind = check_envelope(message)
             flow = self._flows().get(kind)
             if flow is None:
                 raise Refused(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind[:80]!r}")
-            response: dict[str, Any] = yield from flow(_Reader(message), req_id)
+            response: dict[str, Any] = yield from flow(Reader(message), req_id)
             return response
         except Refused as refused:
             return error_message(req_id, refused.code, refused.message)
@@ -282,8 +113,8 @@ class HostCore:
             self._layout = Layout.of((yield call("describe")))
         return self._layout
 
-    def _session(self, read: _Reader) -> MemorySession:
-        memory_id = read.text("memory_id", _REQUIRED)
+    def _session(self, read: Reader) -> MemorySession:
+        memory_id = read.text("memory_id", REQUIRED)
         session = self.sessions.get(memory_id)
         if session is None or not session.open:
             state = "has ended" if session is not None else "is not one this host issued"
@@ -300,8 +131,8 @@ class HostCore:
 
     # --- memory/init ----------------------------------------------------------------------
 
-    def _init(self, read: _Reader, req_id: str) -> Flow[dict[str, Any]]:
-        namespace = read.text("namespace", _REQUIRED)
+    def _init(self, read: Reader, req_id: str) -> Flow[dict[str, Any]]:
+        namespace = read.text("namespace", REQUIRED)
         try:
             validate_namespace(namespace)
         except InvalidNamespace as exc:
@@ -325,9 +156,9 @@ class HostCore:
 
     # --- memory/store ---------------------------------------------------------------------
 
-    def _store(self, read: _Reader, req_id: str) -> Flow[dict[str, Any]]:
+    def _store(self, read: Reader, req_id: str) -> Flow[dict[str, Any]]:
         session = self._session(read)
-        raw = read._get("entries", [])
+        raw = read.raw("entries", [])
         if not isinstance(raw, list):
             raise Refused(ErrorCode.INVALID_MESSAGE, "'entries' must be a list")
         if len(raw) > self.limits.max_entries_per_store:
@@ -540,7 +371,7 @@ class HostCore:
 
     # --- memory/retrieve ------------------------------------------------------------------
 
-    def _retrieve(self, read: _Reader, req_id: str) -> Flow[dict[str, Any]]:
+    def _retrieve(self, read: Reader, req_id: str) -> Flow[dict[str, Any]]:
         session = self._session(read)
         keys = read.keys("keys")
         query = read.text("query", "")
@@ -587,7 +418,7 @@ class HostCore:
 
     # --- memory/forget --------------------------------------------------------------------
 
-    def _forget(self, read: _Reader, req_id: str) -> Flow[dict[str, Any]]:
+    def _forget(self, read: Reader, req_id: str) -> Flow[dict[str, Any]]:
         session = self._session(read)
         keys = read.keys("keys")
         tags = set(read.strings("tags"))
