@@ -12,7 +12,14 @@ import pytest
 import a2m_testing
 import a2m_testing.contract
 from a2m import A2MClient, AsyncA2MClient
-from a2m_server.config import LimitsConfig, ServerConfig, TierConfig, load_config
+from a2m_server.config import (
+    LimitsConfig,
+    ObservationsConfig,
+    ServerConfig,
+    TierConfig,
+    TransferGrant,
+    load_config,
+)
 from a2m_server.server import A2MServer
 from a2m_testing import (
     BINDINGS,
@@ -42,7 +49,20 @@ CUSTOM = ServerConfig(
 )
 
 
-@pytest.mark.parametrize("config", [ServerConfig(), CUSTOM], ids=["default", "custom"])
+OBSERVING = dataclasses.replace(
+    ServerConfig(),
+    observations=ObservationsConfig(
+        org="acme",
+        operators=frozenset({"admin"}),
+        grants=(TransferGrant("acme/api", "acme/web"),),
+        stacks={"acme/api": frozenset({"python", "uv"})},
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    "config", [ServerConfig(), CUSTOM, OBSERVING], ids=["default", "custom", "observations"]
+)
 def test_a_configuration_survives_its_toml(config: ServerConfig, tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(config_toml(config), encoding="utf-8")

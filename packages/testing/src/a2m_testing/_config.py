@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -81,6 +81,14 @@ def _value(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, (frozenset, set)):
         return _value(sorted(value))
+    if isinstance(value, Mapping):
+        # An inline table, e.g. observations.stacks.
+        return "{" + ", ".join(f"{_value(str(k))} = {_value(v)}" for k, v in value.items()) + "}"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # A record inside a table (an observations grant), as an inline table.
+        fields = dataclasses.fields(value)
+        pairs = [(f.name, getattr(value, f.name)) for f in fields]
+        return "{" + ", ".join(f"{k} = {_value(v)}" for k, v in pairs if v is not None) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_value(item) for item in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} {value!r} as TOML")
