@@ -197,7 +197,7 @@ class PgAuditWriting(PgAuditReading):
 
 
 SQLITE_SCHEMA = """
-CREATE TABLE observation_audit (
+CREATE TABLE IF NOT EXISTS observation_audit (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
     at             INTEGER NOT NULL,
     actor          TEXT    NOT NULL,
@@ -209,22 +209,23 @@ CREATE TABLE observation_audit (
     before         TEXT,
     after          TEXT
 );
-CREATE INDEX observation_audit_observation ON observation_audit (observation_id, seq);
-CREATE INDEX observation_audit_agent ON observation_audit (project, agent, seq);
-CREATE INDEX observation_audit_at ON observation_audit (at);
-CREATE TRIGGER observation_audit_no_update BEFORE UPDATE ON observation_audit
+CREATE INDEX IF NOT EXISTS observation_audit_observation ON observation_audit (observation_id, seq);
+CREATE INDEX IF NOT EXISTS observation_audit_agent ON observation_audit (project, agent, seq);
+CREATE INDEX IF NOT EXISTS observation_audit_at ON observation_audit (at);
+CREATE TRIGGER IF NOT EXISTS observation_audit_no_update BEFORE UPDATE ON observation_audit
 BEGIN
     SELECT RAISE(ABORT, 'observation_audit is append-only');
 END;
-CREATE TRIGGER observation_audit_no_delete BEFORE DELETE ON observation_audit
+CREATE TRIGGER IF NOT EXISTS observation_audit_no_delete BEFORE DELETE ON observation_audit
 BEGIN
     SELECT RAISE(ABORT, 'observation_audit is append-only');
 END;
 """
-"""Schema version 4 of the SQLite store."""
+"""Schema version 4 of the SQLite store; idempotent, so a file whose recorded version was
+rolled back by hand still opens."""
 
 PG_SCHEMA = [
-    """CREATE TABLE observation_audit (
+    """CREATE TABLE IF NOT EXISTS observation_audit (
         seq            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         at             bigint NOT NULL,
         actor          text   NOT NULL,
@@ -236,14 +237,15 @@ PG_SCHEMA = [
         before         text,
         after          text
     )""",
-    "CREATE INDEX observation_audit_observation ON observation_audit (observation_id, seq)",
-    "CREATE INDEX observation_audit_agent ON observation_audit (project, agent, seq)",
-    "CREATE INDEX observation_audit_at ON observation_audit (at)",
-    """CREATE FUNCTION a2m_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    "CREATE INDEX IF NOT EXISTS observation_audit_observation ON observation_audit (observation_id, seq)",
+    "CREATE INDEX IF NOT EXISTS observation_audit_agent ON observation_audit (project, agent, seq)",
+    "CREATE INDEX IF NOT EXISTS observation_audit_at ON observation_audit (at)",
+    """CREATE OR REPLACE FUNCTION a2m_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         RAISE EXCEPTION 'observation_audit is append-only';
     END $$""",
+    "DROP TRIGGER IF EXISTS observation_audit_append_only ON observation_audit",
     "CREATE TRIGGER observation_audit_append_only BEFORE UPDATE OR DELETE ON observation_audit "
     "FOR EACH ROW EXECUTE FUNCTION a2m_audit_append_only()",
 ]
-"""Schema version 4 of the PostgreSQL store."""
+"""Schema version 4 of the PostgreSQL store; idempotent like the SQLite one."""
