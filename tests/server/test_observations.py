@@ -394,6 +394,8 @@ def test_the_tenant_never_comes_from_a_caller_field(store_backend: str) -> None:
         ({"content": "x", "tags": [""]}, ErrorCode.INVALID_PARAMS),
         ({"content": "x", "tags": ["t"] * 65}, ErrorCode.INVALID_PARAMS),
         ({"content": "x", "metadata": {"observation_agent": "admin"}}, ErrorCode.INVALID_PARAMS),
+        ({"content": "x", "metadata": {"ttl_s": 5}}, ErrorCode.INVALID_PARAMS),
+        ({"content": "x", "project": "elsewhere"}, ErrorCode.SCOPE_DENIED),
         ({"content": "x", "classification": "  "}, ErrorCode.INVALID_PARAMS),
     ],
 )
@@ -547,3 +549,19 @@ def test_by_embedding_too_a_heavier_slightly_less_similar_observation_ranks_firs
         error = _error(bot, REMEMBER, {"content": "wrong width", "embedding": [1.0, 0.0]})
         assert error.code == ErrorCode.EMBEDDING_MISMATCH
         assert _state(server.connect()) == before
+
+
+def test_auto_ingest_defaults_to_its_base_confidence(store_backend: str) -> None:
+    with _server() as server:
+        bot = server.connect(principal="bot")
+        session = bot.call(REMEMBER, {"content": "from a session", "source": "auto"})
+        merged = bot.call(
+            REMEMBER,
+            {"content": "from a PR", "source": "auto", "ingest": "pr", "origin": "pr/12"},
+        )
+        explicit = bot.call(REMEMBER, {"content": "chosen"})
+        assert (session["weight"], merged["weight"], explicit["weight"]) == (0.30, 0.55, 1.0)
+        listed = {o["content"]: o for o in bot.call("memory/observations/list")["observations"]}
+        assert listed["from a PR"]["source"] == "auto"
+        assert listed["from a PR"]["origin"] == "pr/12"
+        assert listed["chosen"]["source"] == "explicit"

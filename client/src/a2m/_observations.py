@@ -140,9 +140,11 @@ class ObservationMethods:
         timeout: Timeout = NOT_GIVEN,
     ) -> ObservationRememberResult:
         """Remember one durable fact for this agent; an identical one already stored has its
-        weight raised by ``weight`` instead (``result.deduplicated``). The tenant is the
-        caller's principal; ``owner`` names the agent on a local transport only. Never
-        retried after it may have reached the server: a retry would count twice."""
+        weight raised by ``weight`` instead (``result.deduplicated``); ``weight=None``
+        takes the server's default for ``source`` (an ``auto`` ingest's base confidence).
+        The tenant is the caller's principal; ``owner`` names the agent on a local
+        transport only. Never retried after it may have reached the server: a retry would
+        count twice."""
         call = remember_call(
             content, classification, file_path, tags, weight, type, source, ingest, origin,
             metadata, owner, embedding,

@@ -379,7 +379,8 @@ def remember(
     else:
         weight = 1.0
     extra = dict(params.metadata or {})
-    reserved = sorted(k for k in extra if k.startswith(_RESERVED))
+    # Observations are durable: they leave by delete or eviction, audited, never by expiry.
+    reserved = sorted(k for k in extra if k.startswith(_RESERVED) or k == "ttl_s")
     if reserved:
         raise ProtocolError.invalid_params(
             f"metadata keys {', '.join(reserved)} are the server's (docs/observations.md)",
