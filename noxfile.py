@@ -63,6 +63,8 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     "autogen": ("autogen", ["agentchat"], ["autogen-ext>=0.7.5,<0.8"]),
     # The side-by-side peers: Agno's SqliteDb (SQLAlchemy, asyncio: greenlet) and LanceDb.
     "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0", "lancedb>=0.20"]),
+    # MCP 2.x: outside the uv workspace (CrewAI pins mcp<2), so only ever installed here.
+    "mcp": ("mcp", [], []),
 }
 
 
