@@ -306,7 +306,7 @@ class A2MTools:
         full_key = self._key(key)
         try:
             found = (await self.client.fetch(full_key)).record
-            if found is None and not key.startswith(f"{self.config.namespace}/"):
+            if found is None:
                 # Reads are not fenced in: a key of another namespace is read as given.
                 found = (await self.client.fetch(key.strip())).record
         except A2MError as error:
@@ -441,8 +441,9 @@ class A2MTools:
         total = float(stored.get("weight", 0.0)) + weight
         merged_tags = list(dict.fromkeys([*(stored.get("tags") or []), *(tags or [])]))
         observation = {
-            "classification": classification.split(".")[0],
-            "kind": classification,
+            # A duplicate keeps what it was first classified as; only its weight grows.
+            "classification": stored.get("classification", classification.split(".")[0]),
+            "kind": stored.get("kind", classification),
             "filePath": file_path if file_path is not None else stored.get("filePath"),
             "tags": merged_tags,
             "weight": total,
