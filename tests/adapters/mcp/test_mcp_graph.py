@@ -1,0 +1,166 @@
+"""The knowledge-graph tools answer as ``@modelcontextprotocol/server-memory`` does: the
+same call sequence gives the same results (recorded from upstream in
+``upstream_graph.json``, and live against upstream when Node and the npm package are
+here), and the graph is ordinary A2M records."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graph_sequence import RECORDED, SEQUENCE, replay
+from mcp import Client, StdioServerParameters
+from mcp_kit import text
+
+from a2m import AsyncA2MClient
+from a2m_mcp import KnowledgeGraph
+
+pytestmark = pytest.mark.anyio
+
+# Where upstream's entry point is, when installed (npm install @modelcontextprotocol/server-memory).
+UPSTREAM = os.environ.get(
+    "A2M_MCP_UPSTREAM",
+    str(Path.cwd() / "node_modules/@modelcontextprotocol/server-memory/dist/index.js"),
+)
+
+
+def same(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
+    assert ours["is_error"] == theirs["is_error"]
+    if theirs["is_error"]:
+        # Upstream's message, with the MCP SDK's "Error executing tool …" before it.
+        assert theirs["text"] in ours["text"]
+    else:
+        assert ours["structured"] == theirs["structured"]
+        assert ours["text"] == theirs["text"]
+
+
+async def test_the_same_calls_give_upstreams_recorded_results(mcp: Client) -> None:
+    recorded = json.loads(RECORDED.read_text())
+    assert len(recorded) == len(SEQUENCE)
+    ours = await replay(mcp)
+    for (name, arguments), mine, theirs in zip(SEQUENCE, ours, recorded, strict=True):
+        try:
+            same(mine, theirs)
+        except AssertionError as error:
+            raise AssertionError(f"{name}({arguments}) differs from upstream") from error
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not Path(UPSTREAM).is_file(),
+    reason="upstream server-memory is not installed here (needs node and "
+    "`npm install @modelcontextprotocol/server-memory`; set A2M_MCP_UPSTREAM)",
+)
+async def test_the_same_calls_give_upstreams_live_results(mcp: Client, tmp_path: Path) -> None:
+    env = {**os.environ, "MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}
+    params = StdioServerParameters(command="node", args=[UPSTREAM], env=env)
+    async with Client(params) as upstream:
+        theirs = await replay(upstream)
+    ours = await replay(mcp)
+    for mine, upstream_result in zip(ours, theirs, strict=True):
+        same(mine, upstream_result)
+
+
+async def test_the_tool_schemas_match_upstreams_arguments(mcp: Client) -> None:
+    tools = {tool.name: tool for tool in (await mcp.list_tools()).tools}
+    required = {
+        "create_entities": ["entities"],
+        "create_relations": ["relations"],
+        "add_observations": ["observations"],
+        "delete_entities": ["entityNames"],
+        "delete_observations": ["deletions"],
+        "delete_relations": ["relations"],
+        "search_nodes": ["query"],
+        "open_nodes": ["names"],
+    }
+    for name, fields in required.items():
+        assert tools[name].input_schema["required"] == fields, name
+    assert tools["read_graph"].input_schema.get("required", []) == []
+    entity = tools["create_entities"].input_schema["$defs"]["Entity"]
+    assert sorted(entity["required"]) == ["entityType", "name", "observations"]
+    relation = tools["create_relations"].input_schema["$defs"]["Relation"]
+    assert sorted(relation["required"]) == ["from", "relationType", "to"]
+
+
+async def test_graph_facts_are_ordinary_records(mcp: Client, a2m: AsyncA2MClient) -> None:
+    await mcp.call_tool(
+        "create_entities",
+        {"entities": [{"name": "Alice", "entityType": "person", "observations": ["Drinks tea"]}]},
+    )
+    await mcp.call_tool(
+        "create_relations",
+        {"relations": [{"from": "Alice", "to": "Acme", "relationType": "works_at"}]},
+    )
+    records = (await a2m.timeline()).records
+    assert [r.content for r in records] == [
+        "Alice (person)",
+        "Alice: Drinks tea",
+        "Alice works_at Acme",
+    ]
+    for record in records:
+        assert record.key is not None
+        assert record.key.startswith("mcp/graph/")
+        assert record.tier == "semantic"
+        meta = record.metadata or {}
+        assert meta["source_framework"] == "mcp"
+        assert meta["source_agent"] == "coder"
+    # Any framework recalling "tea" finds the observation.
+    found = await a2m.recall("who drinks tea?", limit=1)
+    assert found.records[0].content == "Alice: Drinks tea"
+
+
+async def test_a_failed_add_observations_writes_nothing(mcp: Client, a2m: AsyncA2MClient) -> None:
+    await mcp.call_tool(
+        "create_entities",
+        {"entities": [{"name": "Bob", "entityType": "person", "observations": []}]},
+    )
+    before = [r.id for r in (await a2m.timeline()).records]
+    result = await mcp.call_tool(
+        "add_observations",
+        {
+            "observations": [
+                {"entityName": "Bob", "contents": ["Owns a boat"]},
+                {"entityName": "Ghost", "contents": ["Boo"]},
+            ]
+        },
+    )
+    assert result.is_error
+    assert "Entity with name Ghost not found" in text(result)
+    assert [r.id for r in (await a2m.timeline()).records] == before
+
+
+async def test_duplicates_within_one_call_are_written_once(a2m: AsyncA2MClient) -> None:
+    graph = KnowledgeGraph(a2m, "g")
+    added = await graph.create_entities(
+        [
+            {"name": "A", "entityType": "t", "observations": ["x", "x"]},
+            {"name": "A", "entityType": "t", "observations": []},
+        ]
+    )
+    assert added == [{"name": "A", "entityType": "t", "observations": ["x", "x"]}]
+    result = await graph.add_observations([{"entityName": "A", "contents": ["y", "y"]}])
+    assert result == [{"entityName": "A", "addedObservations": ["y"]}]
+    assert (await graph.read_graph())["entities"] == [
+        {"name": "A", "entityType": "t", "observations": ["x", "y"]}
+    ]
+
+
+async def test_a_large_graph_reads_back_whole_across_pages(a2m: AsyncA2MClient) -> None:
+    graph = KnowledgeGraph(a2m, "big")
+    entities = [
+        {"name": f"node-{i}", "entityType": "thing", "observations": [f"fact {i}"]}
+        for i in range(1200)
+    ]
+    await graph.create_entities(entities)
+    await graph.create_relations(
+        [{"from": f"node-{i}", "to": f"node-{i + 1}", "relationType": "next"} for i in range(1199)]
+    )
+    read = await graph.read_graph()
+    assert read["entities"] == entities
+    assert len(read["relations"]) == 1199
+    found = await graph.search_nodes("FACT 1199")
+    assert [e["name"] for e in found["entities"]] == ["node-1199"]
+    assert found["relations"] == [{"from": "node-1198", "to": "node-1199", "relationType": "next"}]
