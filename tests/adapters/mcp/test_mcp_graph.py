@@ -164,3 +164,43 @@ async def test_a_large_graph_reads_back_whole_across_pages(a2m: AsyncA2MClient) 
     found = await graph.search_nodes("FACT 1199")
     assert [e["name"] for e in found["entities"]] == ["node-1199"]
     assert found["relations"] == [{"from": "node-1198", "to": "node-1199", "relationType": "next"}]
+
+
+async def test_a_kept_graph_sees_every_other_writers_change(store: Any) -> None:
+    """One graph reads (and keeps what it read); another client changes the store in every
+    way; each change shows in the first graph's next answer."""
+    reader_client = AsyncA2MClient.in_process(store)
+    writer_client = AsyncA2MClient.in_process(store)
+    try:
+        reader = KnowledgeGraph(reader_client, "team/graph")
+        writer = KnowledgeGraph(writer_client, "team/graph")
+        await writer.create_entities([{"name": "A", "entityType": "t", "observations": ["one"]}])
+        assert [e["name"] for e in (await reader.read_graph())["entities"]] == ["A"]
+        kept = reader._cache
+        assert kept is not None
+
+        # Writes and deletes outside the graph leave what was read standing.
+        unrelated = await writer_client.remember([{"content": "elsewhere", "key": "team/notes/x"}])
+        await writer_client.forget(ids=unrelated.ids)
+        assert (await reader.search_nodes("one"))["entities"][0]["name"] == "A"
+        assert reader._cache is kept
+
+        await writer.add_observations([{"entityName": "A", "contents": ["two"]}])
+        assert (await reader.open_nodes(["A"]))["entities"][0]["observations"] == ["one", "two"]
+        await writer.create_relations([{"from": "A", "to": "B", "relationType": "r"}])
+        assert len((await reader.search_nodes("a"))["relations"]) == 1
+        await writer.delete_observations([{"entityName": "A", "observations": ["one"]}])
+        assert (await reader.search_nodes("one"))["entities"] == []
+        # A delete through the bare client, not the graph, is seen too.
+        await writer_client.forget(key_prefix="team/graph/relations")
+        assert (await reader.read_graph())["relations"] == []
+        await writer.delete_entities(["A"])
+        assert await reader.read_graph() == {"entities": [], "relations": []}
+        # What a caller does to a result never changes what the graph holds.
+        await writer.create_entities([{"name": "C", "entityType": "t", "observations": ["x"]}])
+        first = await reader.read_graph()
+        first["entities"][0]["observations"].append("tampered")
+        assert (await reader.read_graph())["entities"][0]["observations"] == ["x"]
+    finally:
+        await reader_client.aclose()
+        await writer_client.aclose()

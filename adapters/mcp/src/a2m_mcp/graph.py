@@ -22,14 +22,22 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from typing_extensions import TypedDict
 
-from a2m import AsyncA2MClient, Record
+from a2m import AsyncA2MClient, ForgottenEvent, PromotedEvent, Record, WrittenEvent
 
 PAGE_SIZE = 1000
 """Records per ``memory/timeline`` page when the graph is read."""
+
+EVENT_PAGE = 1000
+"""Events per ``memory/events`` poll when checking whether the kept graph still holds."""
+
+MAX_EVENT_PAGES = 3
+"""Past this many pages of events since the last read, the graph is read again whole."""
 
 MAX_BATCH = 1000
 """Records per ``memory/remember`` call, the bundled server's ``max_records_per_call``."""
@@ -115,6 +123,8 @@ class KnowledgeGraph:
         self.namespace = namespace
         self.provenance = dict(provenance or {})
         self.session = session
+        self._cache: _Snapshot | None = None
+        self._lock = anyio.Lock()
 
     # --- keys and records -----------------------------------------------------------
 
@@ -282,52 +292,77 @@ class KnowledgeGraph:
 
     async def read_graph(self) -> Graph:
         """The whole graph, entities and relations in the order they were created."""
-        records = await self._records(self.prefix)
-        entities: dict[str, Entity] = {}
-        observations: dict[str, list[str]] = {}
-        relations: list[Relation] = []
-        for record in records:
-            meta = record.metadata or {}
-            kind = meta.get("kg_kind")
-            if kind == "entity":
-                name = str(meta["kg_entity"])
-                entities[name] = {
-                    "name": name,
-                    "entityType": str(meta["kg_type"]),
-                    "observations": [],
-                }
-            elif kind == "observation":
-                observations.setdefault(str(meta["kg_entity"]), []).append(
-                    str(meta["kg_observation"])
-                )
-            elif kind == "relation":
-                relations.append(
-                    relation(str(meta["kg_from"]), str(meta["kg_relation"]), str(meta["kg_to"]))
-                )
-        for name, entity in entities.items():
-            entity["observations"] = observations.get(name, [])
-        return {"entities": list(entities.values()), "relations": relations}
+        snapshot = await self._snapshot()
+        return _graph(snapshot.entities, snapshot.relations)
 
     async def search_nodes(self, query: str) -> Graph:
         """Entities whose name, type or an observation holds ``query`` (any case), with
         every relation touching one of them."""
-        graph = await self.read_graph()
+        snapshot = await self._snapshot()
         needle = query.lower()
         found = [
             e
-            for e in graph["entities"]
+            for e in snapshot.entities
             if needle in e["name"].lower()
             or needle in e["entityType"].lower()
             or any(needle in o.lower() for o in e["observations"])
         ]
-        return _with_relations(found, graph["relations"])
+        return _with_relations(found, snapshot.relations)
 
     async def open_nodes(self, names: Sequence[str]) -> Graph:
         """The named entities, with every relation touching one of them."""
-        graph = await self.read_graph()
+        snapshot = await self._snapshot()
         wanted = set(names)
-        found = [e for e in graph["entities"] if e["name"] in wanted]
-        return _with_relations(found, graph["relations"])
+        found = [e for e in snapshot.entities if e["name"] in wanted]
+        return _with_relations(found, snapshot.relations)
+
+    # --- the graph as last read, kept while the store's event log says it holds -------
+
+    async def _snapshot(self) -> _Snapshot:
+        """The graph, read whole only when it may have changed: on a store with
+        ``events``, one ``memory/events`` poll tells whether any record under the prefix
+        was written or removed since the last read (by any process); else every call
+        reads it whole."""
+        async with self._lock:
+            cached = self._cache
+            if cached is not None and await self._unchanged(cached):
+                return cached
+            self._cache = None
+            head = await self._head()
+            snapshot = _build(await self._records(self.prefix), head)
+            if head is not None:
+                self._cache = snapshot
+            return snapshot
+
+    async def _head(self) -> str | None:
+        description = self.client.description or await self.client.describe()
+        if "events" not in description.capabilities:
+            return None
+        return (await self.client.events()).cursor
+
+    async def _unchanged(self, snapshot: _Snapshot) -> bool:
+        cursor = snapshot.cursor
+        for _ in range(MAX_EVENT_PAGES):
+            page = await self.client.events(cursor, limit=EVENT_PAGE)
+            if page.reset:
+                return False
+            for event in page.events:
+                if isinstance(event, WrittenEvent):
+                    if event.key is not None and (
+                        event.key == self.prefix or event.key.startswith(self.prefix + "/")
+                    ):
+                        return False
+                elif isinstance(event, ForgottenEvent):
+                    if event.ids is None or not snapshot.ids.isdisjoint(event.ids):
+                        return False
+                elif not isinstance(event, PromotedEvent):
+                    # Consolidation, summaries, anything unknown: read again to be sure.
+                    return False
+            cursor = page.cursor
+            if not page.more:
+                snapshot.cursor = cursor
+                return True
+        return False
 
     # --- reads the writes need -------------------------------------------------------
 
@@ -357,7 +392,55 @@ class KnowledgeGraph:
         return present
 
 
+@dataclass
+class _Snapshot:
+    """The graph as read at ``cursor`` (the event log's head just before the read), and
+    the ids of the records it was built from."""
+
+    entities: list[Entity]
+    relations: list[Relation]
+    ids: frozenset[str]
+    cursor: str | None
+
+
+def _build(records: Sequence[Record], cursor: str | None) -> _Snapshot:
+    entities: dict[str, Entity] = {}
+    observations: dict[str, list[str]] = {}
+    relations: list[Relation] = []
+    for record in records:
+        meta = record.metadata or {}
+        kind = meta.get("kg_kind")
+        if kind == "entity":
+            name = str(meta["kg_entity"])
+            entities[name] = {"name": name, "entityType": str(meta["kg_type"]), "observations": []}
+        elif kind == "observation":
+            observations.setdefault(str(meta["kg_entity"]), []).append(str(meta["kg_observation"]))
+        elif kind == "relation":
+            relations.append(
+                relation(str(meta["kg_from"]), str(meta["kg_relation"]), str(meta["kg_to"]))
+            )
+    for name, entity in entities.items():
+        entity["observations"] = observations.get(name, [])
+    ids = frozenset(record.id for record in records)
+    return _Snapshot(list(entities.values()), relations, ids, cursor)
+
+
+def _graph(entities: Iterable[Entity], relations: Iterable[Relation]) -> Graph:
+    """Copies, so a caller changing the result never changes the kept snapshot."""
+    return {
+        "entities": [
+            {
+                "name": e["name"],
+                "entityType": e["entityType"],
+                "observations": list(e["observations"]),
+            }
+            for e in entities
+        ],
+        "relations": [relation(r["from"], r["relationType"], r["to"]) for r in relations],
+    }
+
+
 def _with_relations(entities: list[Entity], relations: list[Relation]) -> Graph:
     names = {e["name"] for e in entities}
     touching = [r for r in relations if r["from"] in names or r["to"] in names]
-    return {"entities": entities, "relations": touching}
+    return _graph(entities, touching)
