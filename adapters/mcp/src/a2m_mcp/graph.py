@@ -12,7 +12,7 @@ framework: the content is a sentence (``Alice (person)``, ``Alice: drinks tea``,
 ``kg_entity``, ``kg_type``, ``kg_observation``, ``kg_from``, ``kg_to``, ``kg_relation``).
 
 A2M calls per tool: ``create_entities`` 2 (one existence check, one batch write);
-``create_relations`` 2; ``add_observations`` 2; ``delete_entities`` 3 per entity;
+``create_relations`` 2; ``add_observations`` 2; ``delete_entities`` 4 per entity;
 ``delete_observations`` 1 per deletion holding observations; ``delete_relations`` 1 per
 relation; ``read_graph``, ``search_nodes``, ``open_nodes`` one per page of
 :data:`PAGE_SIZE` graph records. Writes of more than the server's
