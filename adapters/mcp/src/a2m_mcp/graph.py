@@ -14,7 +14,8 @@ framework: the content is a sentence (``Alice (person)``, ``Alice: drinks tea``,
 A2M calls per tool: ``create_entities`` 2 (one existence check, one batch write);
 ``create_relations`` 2; ``add_observations`` 2; ``delete_entities`` 4 per entity;
 ``delete_observations`` 1 per deletion holding observations; ``delete_relations`` 1 per
-relation; ``read_graph``, ``search_nodes``, ``open_nodes`` one per page of
+relation; ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll
+when the graph last read still holds, else that and one ``memory/timeline`` per
 :data:`PAGE_SIZE` graph records. Writes of more than the server's
 ``max_records_per_call`` records go in several batches."""
 
