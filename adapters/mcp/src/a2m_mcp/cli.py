@@ -107,7 +107,7 @@ async def serve(args: argparse.Namespace) -> None:
     )
     async with AsyncExitStack() as stack:
         client = await _client(args, stack)
-        server = build_server(client, config)
+        server = build_server(client, config, log_level=args.log_level)
         if args.transport == "stdio":
             await server.run_stdio_async()
             return

@@ -22,7 +22,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -487,14 +487,20 @@ def _safe(part: str) -> str:
 
 
 def build_server(
-    client: AsyncA2MClient, config: MemoryConfig | None = None, *, name: str = "a2m-memory"
+    client: AsyncA2MClient,
+    config: MemoryConfig | None = None,
+    *,
+    name: str = "a2m-memory",
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
 ) -> MCPServer[Any]:
     """An MCP server whose tools, resources and prompt all read and write the A2M store
-    behind ``client`` (which the caller owns and closes)."""
+    behind ``client`` (which the caller owns and closes). ``log_level`` is the MCP SDK's
+    (on stderr; its ``INFO`` logs every request)."""
     tools = A2MTools(client, config)
     graph = tools.graph
     server: MCPServer[Any] = MCPServer(
         name,
+        log_level=log_level,
         instructions=(
             "Shared long-term memory. Use recall before answering questions about past work, "
             "remember to keep durable facts, remember_observation for conventions and "
