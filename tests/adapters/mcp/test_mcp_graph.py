@@ -204,3 +204,32 @@ async def test_a_kept_graph_sees_every_other_writers_change(store: Any) -> None:
     finally:
         await reader_client.aclose()
         await writer_client.aclose()
+
+
+@pytest.mark.parametrize("count", [3, 12])
+async def test_many_names_at_once_behave_as_a_few(a2m: AsyncA2MClient, count: int) -> None:
+    """Up to 8 names are looked up one by one, more in one listing: the same answers."""
+    graph = KnowledgeGraph(a2m, "g")
+    names = [f"n{i}" for i in range(count)]
+    await graph.create_entities(
+        [{"name": n, "entityType": "t", "observations": ["a"]} for n in names]
+    )
+    again = await graph.create_entities(
+        [{"name": n, "entityType": "t", "observations": []} for n in [*names, "new"]]
+    )
+    assert [e["name"] for e in again] == ["new"]
+    added = await graph.add_observations([{"entityName": n, "contents": ["a", "b"]} for n in names])
+    assert added == [{"entityName": n, "addedObservations": ["b"]} for n in names]
+    ring = [
+        {"from": n, "to": names[(i + 1) % count], "relationType": "r"} for i, n in enumerate(names)
+    ]
+    assert await graph.create_relations(ring) == ring
+    assert await graph.create_relations(ring) == []
+    await graph.delete_entities(names[1:])
+    assert await graph.read_graph() == {
+        "entities": [
+            {"name": "n0", "entityType": "t", "observations": ["a", "b"]},
+            {"name": "new", "entityType": "t", "observations": []},
+        ],
+        "relations": [],
+    }

@@ -11,8 +11,9 @@ framework: the content is a sentence (``Alice (person)``, ``Alice: drinks tea``,
 ``Alice works_at Acme``) and ``metadata`` carries the graph fields (``kg_kind``,
 ``kg_entity``, ``kg_type``, ``kg_observation``, ``kg_from``, ``kg_to``, ``kg_relation``).
 
-A2M calls per tool: ``create_entities`` 2 (one existence check, one batch write);
-``create_relations`` 2; ``add_observations`` 2; ``delete_entities`` 4 per entity;
+A2M calls per tool: ``create_entities`` 2 (one existence check, one batch write; with at
+most :data:`FEW_NAMES` names, the check is one call per name); ``create_relations`` and
+``add_observations`` the same (``add_observations``: two checks); ``delete_entities`` 4;
 ``delete_observations`` 1 per deletion holding observations; ``delete_relations`` 1 per
 relation; ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll
 when the graph last read still holds, else that and one ``memory/timeline`` per
@@ -22,7 +23,7 @@ when the graph last read still holds, else that and one ``memory/timeline`` per
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,9 @@ EVENT_PAGE = 1000
 
 MAX_EVENT_PAGES = 3
 """Past this many pages of events since the last read, the graph is read again whole."""
+
+FEW_NAMES = 8
+"""Up to this many names, a write's existence check looks each one up under its own key."""
 
 MAX_BATCH = 1000
 """Records per ``memory/remember`` call, the bundled server's ``max_records_per_call``."""
@@ -197,8 +201,25 @@ class KnowledgeGraph:
         wanted = sorted(set(names))
         if not wanted:
             return set()
-        records = await self._records(f"{self.prefix}/entities", {"kg_entity": wanted})
+        records = await self._by_name(wanted, self.entity_key, "entities", "kg_entity")
         return {str((r.metadata or {}).get("kg_entity")) for r in records}
+
+    async def _by_name(
+        self,
+        names: Sequence[str],
+        key_of: Callable[[str], str],
+        folder: str,
+        field: str,
+    ) -> list[Record]:
+        """The records of ``folder`` whose ``field`` is one of ``names``: for a few names,
+        one ``memory/timeline`` per name under its own key (an index lookup); for many,
+        one filtered listing of the folder."""
+        if len(names) > FEW_NAMES:
+            return await self._records(f"{self.prefix}/{folder}", {field: list(names)})
+        found: list[Record] = []
+        for name in names:
+            found.extend(await self._records(key_of(name), {field: name}))
+        return found
 
     # --- the nine tools -------------------------------------------------------------
 
@@ -270,20 +291,28 @@ class KnowledgeGraph:
 
     async def delete_entities(self, names: Sequence[str]) -> None:
         """Delete entities, their observations and every relation touching them."""
-        for name in dict.fromkeys(names):
-            # Relations first, the entity last: an interrupted delete leaves the entity
-            # visible, so repeating the call finishes it.
-            await self.client.forget(key_prefix=f"{self.prefix}/relations/{digest(name)}")
-            await self.client.forget(key_prefix=f"{self.prefix}/relations", where={"kg_to": name})
-            await self.client.forget(key_prefix=self.observations_prefix(name))
-            await self.client.forget(key_prefix=self.entity_key(name))
+        wanted = sorted(set(names))
+        if not wanted:
+            return
+        # Relations first, the entities last: an interrupted delete leaves the entities
+        # visible, so repeating the call finishes it.
+        relations = f"{self.prefix}/relations"
+        await self.client.forget(key_prefix=relations, where={"kg_from": wanted})
+        await self.client.forget(key_prefix=relations, where={"kg_to": wanted})
+        await self.client.forget(
+            key_prefix=f"{self.prefix}/observations", where={"kg_entity": wanted}
+        )
+        await self.client.forget(key_prefix=f"{self.prefix}/entities", where={"kg_entity": wanted})
 
     async def delete_observations(self, deletions: Sequence[Mapping[str, Any]]) -> None:
         """Delete the named observations; unknown entities or texts are ignored."""
         for item in deletions:
-            name = str(item["entityName"])
-            for text in dict.fromkeys(item["observations"]):
-                await self.client.forget(key_prefix=self.observation_key(name, str(text)))
+            texts = sorted({str(text) for text in item["observations"]})
+            if texts:
+                await self.client.forget(
+                    key_prefix=self.observations_prefix(str(item["entityName"])),
+                    where={"kg_observation": texts},
+                )
 
     async def delete_relations(self, relations: Sequence[Relation]) -> None:
         """Delete the given relations; ones not present are ignored."""
@@ -371,7 +400,9 @@ class KnowledgeGraph:
         wanted = sorted(set(sources))
         if not wanted:
             return []
-        records = await self._records(f"{self.prefix}/relations", {"kg_from": wanted})
+        records = await self._by_name(
+            wanted, lambda name: f"{self.prefix}/relations/{digest(name)}", "relations", "kg_from"
+        )
         return [
             relation(
                 str((r.metadata or {})["kg_from"]),
@@ -385,7 +416,7 @@ class KnowledgeGraph:
         wanted = sorted(set(names))
         if not wanted:
             return {}
-        records = await self._records(f"{self.prefix}/observations", {"kg_entity": wanted})
+        records = await self._by_name(wanted, self.observations_prefix, "observations", "kg_entity")
         present: dict[str, list[str]] = {}
         for record in records:
             meta = record.metadata or {}
