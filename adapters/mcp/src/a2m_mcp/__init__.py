@@ -5,8 +5,8 @@ AutoGen and Agno agents use.
 A2M server (token from ``A2M_TOKEN``); ``--transport http`` serves streamable HTTP. In
 Python, :func:`build_server` puts the same tools over any :class:`~a2m.AsyncA2MClient`."""
 
-from .graph import Entity, EntityNotFound, Graph, KnowledgeGraph, Relation
-from .server import A2MTools, MemoryConfig, build_server
+from ._graph import Entity, EntityNotFound, Graph, KnowledgeGraph, Relation
+from ._server import A2MTools, MemoryConfig, build_server
 
 __all__ = [
     "A2MTools",

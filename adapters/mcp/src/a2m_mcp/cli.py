@@ -20,7 +20,7 @@ import uvicorn
 
 from a2m import AsyncA2MClient
 
-from .server import MemoryConfig, build_server
+from ._server import MemoryConfig, build_server
 
 log = logging.getLogger("a2m_mcp")
 

@@ -5,7 +5,7 @@ all over one :class:`~a2m.AsyncA2MClient`.
 A2M calls per tool: ``remember`` 1, ``recall`` 1, ``fetch`` ≤ 2, ``timeline`` 1,
 ``forget`` ≤ 2, ``remember_observation`` 1 with the server's ``observations`` capability,
 else 2 (read the stored observation, write it back with its weight raised); the graph
-tools as :mod:`a2m_mcp.graph` states. The first call also sends one ``memory/describe``.
+tools as :class:`~a2m_mcp.KnowledgeGraph` states. The first call also sends one ``memory/describe``.
 
 Writes and deletes land under the configured namespace only; reads see the whole store,
 because shared memory is the point. Every record carries its provenance in ``metadata``
@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from a2m import A2MError, AsyncA2MClient, Record
 
-from .graph import (
+from ._graph import (
     Entity,
     EntityNotFound,
     Graph,
