@@ -187,6 +187,8 @@ async def test_a_kept_graph_sees_every_other_writers_change(store: Any) -> None:
 
         await writer.add_observations([{"entityName": "A", "contents": ["two"]}])
         assert (await reader.open_nodes(["A"]))["entities"][0]["observations"] == ["one", "two"]
+        # Caught up from the event log, not read again whole.
+        assert reader._cache is kept
         await writer.create_relations([{"from": "A", "to": "B", "relationType": "r"}])
         assert len((await reader.search_nodes("a"))["relations"]) == 1
         await writer.delete_observations([{"entityName": "A", "observations": ["one"]}])
@@ -196,6 +198,27 @@ async def test_a_kept_graph_sees_every_other_writers_change(store: Any) -> None:
         assert (await reader.read_graph())["relations"] == []
         await writer.delete_entities(["A"])
         assert await reader.read_graph() == {"entities": [], "relations": []}
+        assert reader._cache is kept
+        # A rewritten key keeps its place; an event the graph cannot place means a whole read.
+        await writer.create_entities([{"name": "Z", "entityType": "t", "observations": []}])
+        await writer.create_entities([{"name": "Y", "entityType": "t", "observations": []}])
+        await writer_client.remember(
+            [
+                {
+                    "content": "Z (u)",
+                    "key": writer.entity_key("Z"),
+                    "metadata": {"kg_kind": "entity", "kg_entity": "Z", "kg_type": "u"},
+                }
+            ]
+        )
+        assert [(e["name"], e["entityType"]) for e in (await reader.read_graph())["entities"]] == [
+            ("Z", "u"),
+            ("Y", "t"),
+        ]
+        await writer_client.consolidate()
+        assert [e["name"] for e in (await reader.read_graph())["entities"]] == ["Z", "Y"]
+        assert reader._cache is not kept
+        await writer.delete_entities(["Z", "Y"])
         # What a caller does to a result never changes what the graph holds.
         await writer.create_entities([{"name": "C", "entityType": "t", "observations": ["x"]}])
         first = await reader.read_graph()

@@ -15,16 +15,17 @@ A2M calls per tool: ``create_entities`` 2 (one existence check, one batch write;
 most :data:`FEW_NAMES` names, the check is one call per name); ``create_relations`` and
 ``add_observations`` the same (``add_observations``: two checks); ``delete_entities`` 4;
 ``delete_observations`` 1 per deletion holding observations; ``delete_relations`` 1 per
-relation; ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll
-when the graph last read still holds, else that and one ``memory/timeline`` per
-:data:`PAGE_SIZE` graph records. Writes of more than the server's
+relation; ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll,
+and one ``memory/timeline`` reading the records written since the last call (the first
+call: one per :data:`PAGE_SIZE` graph records). Writes of more than the server's
 ``max_records_per_call`` records go in several batches."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -36,9 +37,9 @@ PAGE_SIZE = 1000
 """Records per ``memory/timeline`` page when the graph is read."""
 
 EVENT_PAGE = 1000
-"""Events per ``memory/events`` poll when checking whether the kept graph still holds."""
+"""Events per ``memory/events`` poll when bringing the kept graph up to date."""
 
-MAX_EVENT_PAGES = 3
+MAX_EVENT_PAGES = 5
 """Past this many pages of events since the last read, the graph is read again whole."""
 
 FEW_NAMES = 8
@@ -349,17 +350,19 @@ class KnowledgeGraph:
     # --- the graph as last read, kept while the store's event log says it holds -------
 
     async def _snapshot(self) -> _Snapshot:
-        """The graph, read whole only when it may have changed: on a store with
-        ``events``, one ``memory/events`` poll tells whether any record under the prefix
-        was written or removed since the last read (by any process); else every call
-        reads it whole."""
+        """The graph, read whole only once: on a store with ``events``, one
+        ``memory/events`` poll tells which records under the prefix any process wrote or
+        removed since, and only those written are read (one ``memory/timeline``). A reset
+        log, an event it cannot place (a consolidation…) or more than
+        :data:`MAX_EVENT_PAGES` pages of events mean a whole read again. On a store
+        without ``events`` every call reads the graph whole."""
         async with self._lock:
             cached = self._cache
-            if cached is not None and await self._unchanged(cached):
+            if cached is not None and await self._catch_up(cached):
                 return cached
             self._cache = None
             head = await self._head()
-            snapshot = _build(await self._records(self.prefix), head)
+            snapshot = _Snapshot.of(await self._records(self.prefix), head)
             if head is not None:
                 self._cache = snapshot
             return snapshot
@@ -370,29 +373,43 @@ class KnowledgeGraph:
             return None
         return (await self.client.events()).cursor
 
-    async def _unchanged(self, snapshot: _Snapshot) -> bool:
+    def _in_graph(self, key: str | None) -> bool:
+        return key is not None and (key == self.prefix or key.startswith(self.prefix + "/"))
+
+    async def _catch_up(self, snapshot: _Snapshot) -> bool:
+        """Bring ``snapshot`` up to the log's head; ``False`` when it cannot be."""
         cursor = snapshot.cursor
+        written: set[str] = set()
+        removed: set[str] = set()
         for _ in range(MAX_EVENT_PAGES):
             page = await self.client.events(cursor, limit=EVENT_PAGE)
             if page.reset:
                 return False
             for event in page.events:
                 if isinstance(event, WrittenEvent):
-                    if event.key is not None and (
-                        event.key == self.prefix or event.key.startswith(self.prefix + "/")
-                    ):
-                        return False
+                    if self._in_graph(event.key):
+                        written.add(event.id)
+                        removed.discard(event.id)
                 elif isinstance(event, ForgottenEvent):
-                    if event.ids is None or not snapshot.ids.isdisjoint(event.ids):
+                    if event.ids is None:
                         return False
+                    for gone in event.ids:
+                        if gone in written or gone in snapshot.records:
+                            written.discard(gone)
+                            removed.add(gone)
                 elif not isinstance(event, PromotedEvent):
-                    # Consolidation, summaries, anything unknown: read again to be sure.
+                    # Consolidation, summaries, anything unknown: read it all again.
                     return False
             cursor = page.cursor
             if not page.more:
-                snapshot.cursor = cursor
-                return True
-        return False
+                break
+        else:
+            return False
+        fresh = await self._records(self.prefix, {"id": sorted(written)}) if written else []
+        # A record written and then removed before this read is simply not found.
+        removed |= written - {record.id for record in fresh}
+        snapshot.apply(fresh, removed, cursor)
+        return True
 
     # --- reads the writes need -------------------------------------------------------
 
@@ -426,35 +443,65 @@ class KnowledgeGraph:
 
 @dataclass
 class _Snapshot:
-    """The graph as read at ``cursor`` (the event log's head just before the read), and
-    the ids of the records it was built from."""
+    """The graph's records as of ``cursor`` (a position in the store's event log), in
+    creation order, and the entities and relations they make."""
 
-    entities: list[Entity]
-    relations: list[Relation]
-    ids: frozenset[str]
+    records: dict[str, tuple[tuple[datetime, int], Record]]
     cursor: str | None
+    entities: list[Entity] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+    written: int = 0
 
+    @classmethod
+    def of(cls, records: Sequence[Record], cursor: str | None) -> _Snapshot:
+        ordered = {r.id: ((r.created_at, n), r) for n, r in enumerate(records)}
+        snapshot = cls(ordered, cursor, written=len(records))
+        snapshot.rebuild()
+        return snapshot
 
-def _build(records: Sequence[Record], cursor: str | None) -> _Snapshot:
-    entities: dict[str, Entity] = {}
-    observations: dict[str, list[str]] = {}
-    relations: list[Relation] = []
-    for record in records:
-        meta = record.metadata or {}
-        kind = meta.get("kg_kind")
-        if kind == "entity":
-            name = str(meta["kg_entity"])
-            entities[name] = {"name": name, "entityType": str(meta["kg_type"]), "observations": []}
-        elif kind == "observation":
-            observations.setdefault(str(meta["kg_entity"]), []).append(str(meta["kg_observation"]))
-        elif kind == "relation":
-            relations.append(
-                relation(str(meta["kg_from"]), str(meta["kg_relation"]), str(meta["kg_to"]))
-            )
-    for name, entity in entities.items():
-        entity["observations"] = observations.get(name, [])
-    ids = frozenset(record.id for record in records)
-    return _Snapshot(list(entities.values()), relations, ids, cursor)
+    def apply(self, fresh: Sequence[Record], removed: Iterable[str], cursor: str | None) -> None:
+        """Take in records written (a rewritten key keeps its place) and drop removed ones."""
+        changed = bool(fresh)
+        for record in fresh:
+            known = self.records.get(record.id)
+            if known is None:
+                self.written += 1
+                place = (record.created_at, self.written)
+            else:
+                place = known[0]
+            self.records[record.id] = (place, record)
+        for gone in removed:
+            changed = self.records.pop(gone, None) is not None or changed
+        self.cursor = cursor
+        if changed:
+            self.rebuild()
+
+    def rebuild(self) -> None:
+        entities: dict[str, Entity] = {}
+        observations: dict[str, list[str]] = {}
+        relations: list[Relation] = []
+        for _, record in sorted(self.records.values(), key=lambda item: item[0]):
+            meta = record.metadata or {}
+            kind = meta.get("kg_kind")
+            if kind == "entity":
+                name = str(meta["kg_entity"])
+                entities[name] = {
+                    "name": name,
+                    "entityType": str(meta["kg_type"]),
+                    "observations": [],
+                }
+            elif kind == "observation":
+                observations.setdefault(str(meta["kg_entity"]), []).append(
+                    str(meta["kg_observation"])
+                )
+            elif kind == "relation":
+                relations.append(
+                    relation(str(meta["kg_from"]), str(meta["kg_relation"]), str(meta["kg_to"]))
+                )
+        for name, entity in entities.items():
+            entity["observations"] = observations.get(name, [])
+        self.entities = list(entities.values())
+        self.relations = relations
 
 
 def _graph(entities: Iterable[Entity], relations: Iterable[Relation]) -> Graph:
