@@ -112,6 +112,12 @@ async def test_recall_filters(mcp: Client) -> None:
     assert [m["content"] for m in found.structured_content["memories"]] == [
         "invoices are archived yearly"
     ]
+    tagged = await call(mcp, "recall", query="invoices", filters={"tags": "billing"})
+    assert [m["content"] for m in tagged.structured_content["memories"]] == [
+        "invoices are sent monthly"
+    ]
+    both = await call(mcp, "recall", query="invoices", filters={"tags": ["billing", "other"]})
+    assert both.structured_content["memories"] == []
 
 
 async def test_forget_by_query_asks_for_confirmation_first(
@@ -232,6 +238,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("recall", {}, "query"),
     ("recall", {"query": "x", "limit": 0}, "limit"),
     ("recall", {"query": "x", "limit": "ten"}, "limit"),
+    ("recall", {"query": "x", "filters": {"tags": [1]}}, "filters.tags"),
     ("fetch", {"key": ""}, "key"),
     ("timeline", {"cursor": "not-a-cursor"}, "cursor"),
     ("forget", {}, "ids, a key, or a query"),

@@ -44,8 +44,11 @@ from ._graph import (
 SOURCE_FRAMEWORK = "mcp"
 MAX_LIMIT = 100
 """The most records one ``recall`` or ``timeline`` tool call returns."""
+TAG_OVERFETCH = 10
+MAX_CANDIDATES = 1000
+"""A ``recall`` filtered by tags ranks up to 10 times ``limit`` (at most 1000) candidates."""
 OBSERVATIONS_CAPABILITY = "observations"
-"""The A2M capability under which a server keeps observations itself (issue 25)."""
+"""The A2M capability under which a server keeps observations itself."""
 _SEGMENT = re.compile(r"^[a-z0-9_-]+(/[a-z0-9_-]+)*$")
 Text = Annotated[str, Field(min_length=1)]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="How many candidates at most.")]
@@ -295,11 +298,21 @@ class A2MTools:
     ) -> CallToolResult:
         if not query.strip():
             raise ToolError("query must not be empty")
+        where = dict(filters or {})
+        wanted = where.pop("tags", None)
+        tags = [wanted] if isinstance(wanted, str) else list(wanted or [])
+        if not all(isinstance(tag, str) for tag in tags):
+            raise ToolError("filters.tags must be a tag or a list of tags")
+        # A store matches metadata by equality; tags (a list) are matched here, among
+        # more candidates than asked for.
+        fetch = min(max(limit * TAG_OVERFETCH, limit), MAX_CANDIDATES) if tags else limit
         try:
-            result = await self.client.recall(query, limit=limit, where=filters)
+            result = await self.client.recall(query, limit=fetch, where=where or None)
         except A2MError as error:
             raise _refuse(error) from None
         memories = [_memory(r) for r in result.records]
+        if tags:
+            memories = [m for m in memories if set(tags) <= set(m.tags)][:limit]
         return _result(_lines(memories, "No matching memories."), RecallOut(memories=memories))
 
     async def fetch(self, key: str) -> CallToolResult:
@@ -543,8 +556,9 @@ def build_server(
     @server.tool(
         description=(
             "Search the shared memory for what is relevant to `query`, best match first. "
-            '`filters` narrows by fields or metadata, e.g. {"tier": "semantic"} or '
-            '{"tags": "billing"}; a list value means any of.'
+            "`filters` keeps only memories whose fields or metadata equal the given values, "
+            '(e.g. {"tier": "semantic"}; a list value means any of); "tags" takes a tag or a '
+            "list of tags every result must carry."
         ),
         annotations=_READ_ONLY,
     )
