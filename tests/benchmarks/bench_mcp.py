@@ -228,12 +228,12 @@ async def main(args: argparse.Namespace) -> None:
             async with Client(stdio(["node", entry], env)) as client:
                 theirs = await graph_rates(client, args.entities, args.lookups)
     print(f"\nknowledge graph at {args.entities} entities (stdio)")
-    print(f"{'':<28}{'a2m-mcp':>12}{'upstream':>12}{'a2m/upstream':>14}")
+    print(f"{'':<32}{'a2m-mcp':>12}{'upstream':>12}{'a2m/upstream':>14}")
     for name, value in ours.items():
         if theirs is None:
-            print(f"{name:<28}{value:>12.1f}{'-':>12}{'-':>14}")
+            print(f"{name:<32}{value:>12.2f}{'-':>12}{'-':>14}")
         else:
-            print(f"{name:<28}{value:>12.1f}{theirs[name]:>12.1f}{value / theirs[name]:>14.2f}")
+            print(f"{name:<32}{value:>12.2f}{theirs[name]:>12.2f}{value / theirs[name]:>14.2f}")
     if theirs is None:
         print(
             "(upstream not measured: needs node and `npm install @modelcontextprotocol/server-memory`)"
