@@ -33,7 +33,7 @@ from a2m_server.store import RecordFilter, StoredRecord
 from a2m_types import ErrorCode
 
 from . import _render as render
-from ._fields import TRANSFERRED_KEY, TYPE_KEY, Row, agent_of, row_of
+from ._fields import OBSERVATION_KEY, TRANSFERRED_KEY, TYPE_KEY, Row, agent_of, row_of
 from ._listing import SEARCH_LIMIT, BadRequest, Filters, read_page, selector_for
 from ._sessions import COOKIE_NAME, Session, Sessions
 
@@ -56,6 +56,10 @@ WEIGHT_STEP = 0.5
 AGENTS_SCANNED = 5000
 """Most recent records the agents page counts over, so it stays quick on any store."""
 MAX_FORM_BYTES = 256 * 1024
+AUDIT = "memory/observations/audit"
+UPDATE = "memory/observations/update"
+DELETE = "memory/observations/delete"
+"""The observations extension's methods the page uses when describe offers them."""
 FETCH_HEADER = "x-a2m-ui"
 """Sent by the page's script: answer an edit with the row's new HTML, not a redirect."""
 
@@ -457,11 +461,50 @@ async def _history(request: Request, state: _State, session: Session) -> Respons
     record_id = _record_id(request.query_params.get("id"))
     record, _ = await in_worker(_find, state, ctx, record_id)
     row = row_of(record, salience="salience" in ctx.capabilities)
-    fragment = render.history_fragment(row, None)
+    entries = await in_worker(_audit, state, ctx, record)
+    fragment = render.history_fragment(row, entries)
     if request.query_params.get("fragment") == "1":
         return _html(fragment)
     back = _back(request.query_params.get("back"))
     return _html(render.history_page(_ctx(state, session), row, fragment, back=back))
+
+
+def _extension(state: _State, ctx: CallContext) -> frozenset[str]:
+    """The observations extension's methods this server offers (describe's
+    ``observations.methods``); empty without the extension."""
+    described = _call(state, ctx, "memory/describe", {})
+    extension = described.get("observations")
+    methods = extension.get("methods") if isinstance(extension, dict) else None
+    return frozenset(m for m in methods or () if isinstance(m, str))
+
+
+def _is_observation(record: StoredRecord) -> bool:
+    return bool((record.metadata or {}).get(OBSERVATION_KEY))
+
+
+def _audit(state: _State, ctx: CallContext, record: StoredRecord) -> list[dict[str, str]] | None:
+    """The audit log's entries for an observation, newest first, as the history panel shows
+    them; ``None`` when the server keeps no audit log (or the record is no observation)."""
+    if not _is_observation(record) or AUDIT not in _extension(state, ctx):
+        return None
+    result = _call(state, ctx, AUDIT, {"observation_id": record.id, "limit": 50})
+    shown: list[dict[str, str]] = []
+    for entry in result.get("entries", []):
+        before = entry.get("before") if isinstance(entry.get("before"), dict) else {}
+        after = entry.get("after") if isinstance(entry.get("after"), dict) else {}
+        changed = [
+            name for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)
+        ]
+        item = {
+            "at": str(entry.get("at", "")),
+            "action": str(entry.get("action", "")),
+            "who": str(entry.get("actor", "")),
+        }
+        if before and after and changed:
+            item["before"] = "; ".join(f"{n}: {before.get(n)}" for n in changed)
+            item["after"] = "; ".join(f"{n}: {after.get(n)}" for n in changed)
+        shown.append(item)
+    return shown
 
 
 def _writable(state: _State, record: StoredRecord, may_change: bool) -> None:
@@ -486,8 +529,29 @@ async def _delete(request: Request, state: _State, session: Session) -> Response
     record_id = _record_id(form.get("id"))
     record, may_change = await in_worker(_find, state, ctx, record_id)
     _writable(state, record, may_change)
-    await in_worker(_call, state, ctx, "memory/forget", {"ids": [record_id]})
+    await in_worker(_remove, state, ctx, record)
     return RedirectResponse(_back(form.get("back")), status_code=303)
+
+
+def _remove(state: _State, ctx: CallContext, record: StoredRecord) -> None:
+    """Delete for good: the extension's audited delete for an observation, else forget."""
+    if _is_observation(record) and DELETE in _extension(state, ctx):
+        _call(state, ctx, DELETE, {"ids": [record.id]})
+    else:
+        _call(state, ctx, "memory/forget", {"ids": [record.id]})
+
+
+def _reweight(state: _State, ctx: CallContext, record: StoredRecord, up: bool) -> None:
+    """One step up or down (never below 0): the extension's audited update for an
+    observation, else ``memory/reinforce`` by the step."""
+    current = max(record.salience, 0.0)
+    amount = WEIGHT_STEP if up else -min(WEIGHT_STEP, current)
+    if amount == 0 or not math.isfinite(current + amount):
+        return
+    if _is_observation(record) and UPDATE in _extension(state, ctx):
+        _call(state, ctx, UPDATE, {"id": record.id, "weight": current + amount})
+    else:
+        _call(state, ctx, "memory/reinforce", {"ids": [record.id], "amount": amount})
 
 
 async def _weight(request: Request, state: _State, session: Session) -> Response:
@@ -528,7 +592,11 @@ async def _edit(request: Request, state: _State, session: Session) -> Response:
 def _rewrite(state: _State, ctx: CallContext, record: StoredRecord, content: str, kind: str) -> str:
     """Change a record's content and type through ``memory/remember``: a keyed record is
     replaced at its key (same id, revision + 1); any other is written anew and the old one
-    forgotten after (new state before removing old)."""
+    forgotten after (new state before removing old). An observation goes through the
+    extension's audited update where the server has it."""
+    if _is_observation(record) and UPDATE in _extension(state, ctx):
+        _call(state, ctx, UPDATE, {"id": record.id, "content": content, "type": kind or None})
+        return record.id
     metadata = dict(record.metadata or {})
     if kind:
         metadata[TYPE_KEY] = kind

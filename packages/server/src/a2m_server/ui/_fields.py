@@ -18,6 +18,8 @@ __all__ = [
     "CLASSIFICATION_KEY",
     "FRAMEWORK_KEY",
     "NOTE",
+    "OBSERVATION_AGENT_KEY",
+    "OBSERVATION_KEY",
     "SOURCE_KEYS",
     "TAGS_KEY",
     "TRANSFERRED_KEY",
@@ -34,15 +36,23 @@ FRAMEWORK_KEY = "source_framework"
 TAGS_KEY = "tags"
 TYPE_KEY = "observation_type"
 """The observation's category (``code_pattern``, ``architectural_decision``, ...)."""
-CLASSIFICATION_KEY = "classification"
+CLASSIFICATION_KEY = "observation_classification"
 """The derived classification (``pattern``, ``decision``, ``error``, ``tool-use``,
 ``convention``, or ``note``)."""
+OBSERVATION_AGENT_KEY = "observation_agent"
+"""The agent of an observation's tenant, written by the server."""
 OBSERVATION_KEY = "observation"
 """Present (true) on a record written as an observation."""
-TRANSFERRED_KEY = "transferred_from"
-"""The source project of an observation shown through a transfer grant (read-only)."""
-SOURCE_KEYS = ("source", "pr_url", "job", "file_path")
-"""Metadata naming what wrote an observation, shown beside the session id."""
+TRANSFERRED_KEY = "source_project"
+"""The source project of an observation read through a transfer grant (read-only); the
+observations extension's ``list`` and ``recall`` set it on what they return."""
+SOURCE_KEYS = (
+    ("source", "observation_source"),
+    ("origin", "observation_origin"),
+    ("file", "observation_file_path"),
+)
+"""(label, metadata key): what wrote an observation (``explicit``/``auto``), the session
+id, PR URL or job it came from, and the file it concerns, shown beside the session id."""
 NOTE = "note"
 """The fixed badge of an observation without a classification."""
 
@@ -82,9 +92,10 @@ def agent_of(record: StoredRecord) -> str:
     """The agent a record belongs to on the page: its ``source_agent``, else its owner,
     else ``""`` (records nobody claims)."""
     metadata = record.metadata or {}
-    agent = metadata.get(AGENT_KEY)
-    if isinstance(agent, str) and agent:
-        return agent
+    for name in (AGENT_KEY, OBSERVATION_AGENT_KEY):
+        agent = metadata.get(name)
+        if isinstance(agent, str) and agent:
+            return agent
     return record.owner or ""
 
 
@@ -107,10 +118,10 @@ def row_of(record: StoredRecord, *, salience: bool) -> Row:
     source: list[tuple[str, str]] = []
     if record.session:
         source.append(("session", record.session))
-    for name in SOURCE_KEYS:
+    for label, name in SOURCE_KEYS:
         value = metadata.get(name)
         if value is not None and value != "":
-            source.append((name, _text(value)))
+            source.append((label, _text(value)))
     transferred = metadata.get(TRANSFERRED_KEY)
     return Row(
         id=record.id,

@@ -20,7 +20,14 @@ from a2m_server.protocol.paging import decode_page_cursor, encode_page_cursor, l
 from a2m_server.protocol.wire import timestamp
 from a2m_server.store import RecordFilter, StoredRecord
 
-from ._fields import AGENT_KEY, CLASSIFICATION_KEY, FRAMEWORK_KEY, NOTE, OBSERVATION_KEY
+from ._fields import (
+    AGENT_KEY,
+    CLASSIFICATION_KEY,
+    FRAMEWORK_KEY,
+    NOTE,
+    OBSERVATION_AGENT_KEY,
+    OBSERVATION_KEY,
+)
 
 __all__ = [
     "PAGE_SIZE",
@@ -118,9 +125,14 @@ def agent_branches(agent: str | None) -> list[dict[str, Any]] | None:
     without one, its owner (``""``: records nobody claims)."""
     if agent is None:
         return None
+    unclaimed = {AGENT_KEY: [None, ""], OBSERVATION_AGENT_KEY: [None, ""]}
     if agent == "":
-        return [{AGENT_KEY: [None, ""], "owner": None}]
-    return [{AGENT_KEY: agent}, {AGENT_KEY: [None, ""], "owner": agent}]
+        return [{**unclaimed, "owner": None}]
+    return [
+        {AGENT_KEY: agent},
+        {AGENT_KEY: [None, ""], OBSERVATION_AGENT_KEY: agent},
+        {**unclaimed, "owner": agent},
+    ]
 
 
 def _classification_branches(picked: tuple[str, ...]) -> list[dict[str, Any]] | None:
