@@ -126,6 +126,14 @@ for _name, (_adapter, _extras, _extra) in FRAMEWORKS.items():
     _framework_session(_name, _adapter, _extras, _extra)
 
 
+@nox.session(name="tests-ui")
+def tests_ui(session: nox.Session) -> None:
+    """The agent memory page (/ui/) in a real headless Chromium against a real
+    ``a2m-server serve``, and its handlers without a browser. Uses the system Chromium
+    (``.ci/run`` installs Debian's) or Playwright's own browser install."""
+    session.run("pytest", "tests/ui", *session.posargs)
+
+
 @nox.session
 def interop(session: nox.Session) -> None:
     """The N-by-N interop matrix: every framework's adapter, the raw client and REST, on one
