@@ -70,6 +70,7 @@ def test_agents_list_counts_and_pages_newest_first_to_the_oldest(page: Any, serv
     assert first[0].startswith("planner fact 129")
     assert first == sorted(first, reverse=True)
     shot(page, "memory")
+    shot(page, "memory-window", full_page=False)
 
     seen = list(first)
     while page.get_by_role("link", name="Older").count():
@@ -155,7 +156,9 @@ def test_inline_edit_saves_in_place_and_shows_in_history(page: Any, served: Serv
     panel = edited.locator("details.history .panel")
     panel.locator("p, ol").first.wait_for()
     assert "Created" in panel.inner_text() or "updated" in panel.inner_text()
+    edited.get_by_text("Edit", exact=True).click()
     shot(page, "history")
+    shot(page, "edit-window", full_page=False)
 
 
 def test_weight_up_and_down(page: Any, served: Served) -> None:

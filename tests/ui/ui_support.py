@@ -191,10 +191,11 @@ def stop(served: Served) -> None:
         served.process.stderr.close()
 
 
-def shot(page: Any, name: str) -> None:
-    """Save a screenshot of the whole page under tests/ui/screenshots/."""
+def shot(page: Any, name: str, *, full_page: bool = True) -> None:
+    """Save a screenshot of the page (or of what the window shows) under
+    tests/ui/screenshots/."""
     SCREENSHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
 
 
 def login(page: Any, url: str, token: str) -> None:
