@@ -169,6 +169,7 @@ BENCH_QUICK = {
     "bench_langgraph.py": ["--items", "200", "--gets", "200", "--searches", "50"],
     "bench_autogen.py": ["--contents", "200", "--queries", "50"],
     "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
+    "bench_ui.py": ["--sizes", "1000", "--rounds", "3", "--hops", "5"],
 }
 # Benchmarks whose peer lives in a dependency group of its own.
 BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
