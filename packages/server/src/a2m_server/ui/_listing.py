@@ -1,22 +1,25 @@
 """What the memory page lists: filters read from the URL (so a filtered view can be
 shared), checked before anything is read, and pages of records newest first by keyset.
 
-A page cursor names the ``(created_at, rowid)`` of the last row shown, signed by the
-server's page-cursor code and bound to the listing (filters and principal), so the next
-page is one indexed read wherever it lies: page 500 costs what page 1 costs. Records
-written in the same millisecond (one batch) are told apart by row order."""
+A page cursor names the ``(created_at, rowid)`` of the last row shown and its place among
+the rows of its millisecond (one batch shares one), signed and bound to the listing
+(filters and principal), so the next page is one indexed read wherever it lies: page 500
+costs what page 1 costs."""
 
 from __future__ import annotations
 
-import functools
+import base64
+import binascii
+import hashlib
+import hmac
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from starlette.datastructures import QueryParams
 
-from a2m_server.errors import ProtocolError
 from a2m_server.protocol import CallContext, Protocol
-from a2m_server.protocol.paging import decode_page_cursor, encode_page_cursor, listing_digest
+from a2m_server.protocol.paging import listing_digest
 from a2m_server.protocol.wire import timestamp
 from a2m_server.store import RecordFilter, StoredRecord
 
@@ -186,52 +189,120 @@ def read_page(
     """One page of the listing, newest first: the first, the one after ``filters.cursor``,
     or the last (``cursor=oldest``); BadRequest for a cursor this listing did not issue."""
     store_id = proto.store.store_id
-
-    @functools.cache
-    def digest() -> str:
-        return listing_digest(
-            view="ui-newest-first",
-            tier=selector.tier,
-            where=selector.where,
-            tags=selector.tags_all,
-            any_of=repr(selector.any_of),
-            scope=selector.scope,
-        )
-
+    digest = listing_digest(
+        view="ui-newest-first",
+        tier=selector.tier,
+        where=selector.where,
+        tags=selector.tags_all,
+        any_of=repr(selector.any_of),
+        scope=selector.scope,
+    )
     with proto.store.reading() as reader:
         if filters.cursor == OLDEST:
             oldest = reader.select(selector, order="created_asc", limit=limit)
             oldest.reverse()
             return Page(oldest, None, oldest=True)
         if not filters.cursor:
-            rows = reader.select(selector, order="created_desc", limit=limit + 1)
+            rows, shown_before = reader.select(selector, order="created_desc", limit=limit + 1), 0
+            group_at = None
         else:
-            try:
-                created_at, rowid = decode_page_cursor(store_id, digest(), filters.cursor)
-            except ProtocolError as exc:
-                raise BadRequest(exc.message) from None
-            rows = _before(reader, selector, created_at, rowid, limit + 1)
+            group_at, rowid, position = decode_cursor(store_id, digest, filters.cursor)
+            rows, shown_before = _before(reader, selector, group_at, rowid, position, limit + 1)
     following = None
     if len(rows) > limit:
         rows = rows[:limit]
         last = rows[-1]
-        following = encode_page_cursor(store_id, digest(), last.created_at, last.rowid)
+        # The last row's place in its millisecond: rows shown of it so far, on this page
+        # and, when it is the cursor's millisecond, on the pages before.
+        position = sum(1 for r in rows if r.created_at == last.created_at)
+        if last.created_at == group_at:
+            position += shown_before
+        following = encode_cursor(store_id, digest, last.created_at, last.rowid, position)
     return Page(rows, following, oldest=False)
 
 
 def _before(
-    reader: Any, selector: RecordFilter, created_at: int, rowid: int, limit: int
-) -> list[StoredRecord]:
-    """The ``limit`` records before ``(created_at, rowid)`` in creation order, newest first:
-    the rest of that millisecond's records, then the older ones."""
+    reader: Any, selector: RecordFilter, created_at: int, rowid: int, position: int, limit: int
+) -> tuple[list[StoredRecord], int]:
+    """The ``limit`` records after the cursor row ``(created_at, rowid)`` newest first (the
+    rest of its millisecond, then older ones), and how many of that millisecond's rows
+    came before them.
+
+    The cursor row was the ``position``-th of its millisecond: the read starts there
+    (one indexed step per row skipped, nothing decoded) and checks it finds the cursor row
+    at that place; when rows of that millisecond came or went since, the millisecond is
+    read whole instead."""
     stamp = timestamp(created_at)
     where = dict(selector.where or {})
-    same = reader.select(selector.with_(where={**where, "created_at": stamp}), order="created_desc")
-    rows = [r for r in same if r.rowid < rowid][:limit]
+    same_ms = selector.with_(where={**where, "created_at": stamp})
+    probe = reader.select(same_ms, order="created_desc", limit=limit + 1, offset=position - 1)
+    if probe and probe[0].rowid == rowid:
+        rows, before = probe[1:], position
+    else:
+        whole = reader.select(same_ms, order="created_desc")
+        rows = [r for r in whole if r.rowid < rowid][:limit]
+        before = sum(1 for r in whole if r.rowid >= rowid)
     if len(rows) < limit:
         rows += reader.select(
             selector.with_(where={**where, "created_at": {"$lt": stamp}}),
             order="created_desc",
             limit=limit - len(rows),
         )
-    return rows
+    return rows, before
+
+
+_CURSOR_PREFIX = "u1."
+_MAC_BYTES = 12
+
+
+def _cursor_key(store_id: str) -> bytes:
+    return hashlib.sha256(b"a2m-ui-cursor\x00" + store_id.encode()).digest()
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def encode_cursor(store_id: str, digest: str, created_at: int, rowid: int, position: int) -> str:
+    """The cursor after the row ``(created_at, rowid)``, the ``position``-th (from 1) of
+    its millisecond in this listing; signed, and bound to the store and the listing."""
+    body = _b64(json.dumps([digest, created_at, rowid, position], separators=(",", ":")).encode())
+    mac = hmac.new(_cursor_key(store_id), body.encode(), hashlib.sha256).digest()[:_MAC_BYTES]
+    return f"{_CURSOR_PREFIX}{body}.{_b64(mac)}"
+
+
+def decode_cursor(store_id: str, digest: str, cursor: str) -> tuple[int, int, int]:
+    """``(created_at, rowid, position)`` of a cursor this listing issued; BadRequest for any
+    other (altered, from another store, for other filters or another principal)."""
+    try:
+        if not cursor.startswith(_CURSOR_PREFIX):
+            raise ValueError(cursor)
+        body, _, mac = cursor[len(_CURSOR_PREFIX) :].partition(".")
+        expected = hmac.new(_cursor_key(store_id), body.encode(), hashlib.sha256).digest()
+        given = base64.urlsafe_b64decode(mac + "=" * (-len(mac) % 4))
+        signed = hmac.compare_digest(given, expected[:_MAC_BYTES])
+        fields = (
+            json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))) if signed else None
+        )
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        raise BadRequest(
+            "the page cursor is not one of this page's; start again from the first page"
+        ) from None
+    if fields is None:
+        raise BadRequest(
+            "the page cursor was altered, or issued by another server; start again from the first page"
+        )
+    if (
+        not isinstance(fields, list)
+        or len(fields) != 4
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in fields[1:])
+        or fields[3] < 1
+    ):
+        raise BadRequest(
+            "the page cursor is not one of this page's; start again from the first page"
+        )
+    if fields[0] != digest:
+        raise BadRequest(
+            "the page cursor was issued for another listing (other filters or another principal)"
+        )
+    return fields[1], fields[2], fields[3]
