@@ -15,7 +15,8 @@ import httpx
 import pytest
 from ui_support import PLANNER_RECORDS, XSS, Served, login, shot, start_serve, stop
 
-pytest.importorskip("playwright.sync_api")
+playwright = pytest.importorskip("playwright.sync_api")
+expect = playwright.expect
 
 PLANNER = "/ui/agents/planner/memory"
 
@@ -74,15 +75,16 @@ def test_agents_list_counts_and_pages_newest_first_to_the_oldest(page: Any, serv
 
     seen = list(first)
     while page.get_by_role("link", name="Older").count():
-        page.get_by_role("link", name="Older").click()
-        page.wait_for_load_state()
+        with page.expect_navigation():
+            page.get_by_role("link", name="Older").click()
         seen += _contents(page)
     assert seen == [
         f"planner fact {i:03d}: service {i % 7} uses ISO 8601 dates" for i in range(129, -1, -1)
     ]
 
     page.goto(served.url + PLANNER)
-    page.get_by_role("link", name="Oldest").click()
+    with page.expect_navigation():
+        page.get_by_role("link", name="Oldest").click()
     oldest = _contents(page)
     assert oldest[-1].startswith("planner fact 000")
     assert len(oldest) == 50
@@ -95,8 +97,8 @@ def test_filters_combine_and_live_in_the_url(page: Any, served: Served) -> None:
     page.get_by_label("convention").check()
     page.get_by_label("Tag").fill("datetime")
     page.get_by_label("Framework").fill("crewai")
-    page.get_by_role("button", name="Apply filters").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Apply filters").click()
     query = parse_qs(urlsplit(page.url).query)
     assert query["classification"] == ["decision", "convention"]
     assert query["tag"] == ["datetime"]
@@ -125,8 +127,8 @@ def test_text_search_uses_the_servers_recall(page: Any, served: Served) -> None:
     login(page, served.url, "alice-token")
     page.goto(served.url + "/ui/memory")
     page.get_by_label("Search").fill("rate limited")
-    page.get_by_label("Search").press("Enter")
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.get_by_label("Search").press("Enter")
     assert parse_qs(urlsplit(page.url).query)["q"] == ["rate limited"]
     assert _contents(page)[0] == "researcher note: the API is rate limited to 100 rps"
     assert page.get_by_text("Best matches first").is_visible()
@@ -167,14 +169,12 @@ def test_weight_up_and_down(page: Any, served: Served) -> None:
     row = _row(page, "planner fact 128")
     assert row.locator("td.weight").inner_text() == "1"
     row.get_by_role("button", name="Raise weight").click()
-    row = _row(page, "planner fact 128")
-    row.get_by_text("Saved.").wait_for()
-    assert row.locator("td.weight").inner_text() == "1.5"
+    expect(row.locator("td.weight")).to_have_text("1.5")
+    expect(row.get_by_text("Saved.")).to_be_visible()
     row.get_by_role("button", name="Lower weight").click()
-    row.get_by_text("Saved.").wait_for()
+    expect(row.locator("td.weight")).to_have_text("1")
     row.get_by_role("button", name="Lower weight").click()
-    row.get_by_text("Saved.").wait_for()
-    assert _row(page, "planner fact 128").locator("td.weight").inner_text() == "0.5"
+    expect(row.locator("td.weight")).to_have_text("0.5")
     stored = served.rpc(
         "alice-token", "memory/timeline", {"where": {"content": _row_text(page, "fact 128")}}
     )
@@ -297,15 +297,17 @@ def test_reading_works_without_javascript(browser: Any, served: Served) -> None:
         assert len(_contents(page)) == 50
         row = page.locator("tbody tr").first
         row.get_by_text("History", exact=True).click()
-        row.get_by_role("link", name="Open the history of this record").click()
-        assert page.get_by_role("heading", name="History of a record").is_visible()
+        with page.expect_navigation():
+            row.get_by_role("link", name="Open the history of this record").click()
+        expect(page.get_by_role("heading", name="History of a record")).to_be_visible()
         # And a plain form post edits, then comes back to the list.
         page.goto(served.url + PLANNER)
         row = page.locator("tbody tr").first
         row.get_by_text("Edit", exact=True).click()
         row.get_by_label("Content").fill("edited without javascript")
-        row.get_by_role("button", name="Save").click()
-        page.wait_for_url(served.url + PLANNER)
+        with page.expect_navigation():
+            row.get_by_role("button", name="Save").click()
+        assert page.url == served.url + PLANNER
         assert "edited without javascript" in _contents(page)
     finally:
         context.close()
