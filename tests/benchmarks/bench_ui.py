@@ -107,19 +107,25 @@ def median_ms(action: Any, rounds: int) -> float:
     return statistics.median(times)
 
 
-def deep_path(client: httpx.Client, path: str, hops: int) -> str:
-    """The page ``hops`` *Older* links from the first (fewer when the listing ends)."""
-    current = path
+def deep_path(client: httpx.Client, path: str, hops: int) -> tuple[str, int]:
+    """The page ``hops`` *Older* links from the first (fewer when the listing ends), and
+    its number."""
+    current, number = path, 1
     for _ in range(hops):
         html = client.get(current).text
         marker = '" rel="next"'
         if marker not in html:
             break
         current = html.split(marker, 1)[0].rsplit('href="', 1)[1].replace("&amp;", "&")
-    return current
+        number += 1
+    return current, number
 
 
-def browser_loads(url: str, paths: dict[str, str], rounds: int) -> dict[str, float] | None:
+def browser_loads(
+    url: str, paths: dict[str, str], rounds: int
+) -> dict[str, tuple[float, float]] | None:
+    """Per page, the median of the navigation's ``responseEnd`` (the HTML received) and of
+    its ``loadEventEnd`` (styles and script loaded, the page laid out), in ms."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -133,7 +139,7 @@ def browser_loads(url: str, paths: dict[str, str], rounds: int) -> dict[str, flo
         "--disable-sync",
         "--no-first-run",
     ]
-    found: dict[str, float] = {}
+    found: dict[str, tuple[float, float]] = {}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=args)
         page = browser.new_page()
@@ -142,14 +148,17 @@ def browser_loads(url: str, paths: dict[str, str], rounds: int) -> dict[str, flo
         page.click("button[type=submit]")
         page.wait_for_url(url + "/ui/")
         for name, path in paths.items():
-            times = []
+            received, loaded = [], []
             page.goto(url + path)  # warm
             for _ in range(rounds):
                 page.goto(url + path, wait_until="load")
-                times.append(
-                    page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
+                entry = page.evaluate(
+                    "(() => { const n = performance.getEntriesByType('navigation')[0];"
+                    " return [n.responseEnd, n.loadEventEnd]; })()"
                 )
-            found[name] = statistics.median(times)
+                received.append(entry[0])
+                loaded.append(entry[1])
+            found[name] = (statistics.median(received), statistics.median(loaded))
         browser.close()
     return found
 
@@ -163,10 +172,11 @@ def run(size: int, rounds: int, hops: int) -> None:
         try:
             client = signed_in(url)
             agent = "/ui/agents/planner/memory"
+            deep, number = deep_path(client, agent, hops)
             paths = {
                 "first page (all)": "/ui/memory",
                 "first page (agent)": agent,
-                f"page {hops + 1} (agent)": deep_path(client, agent, hops),
+                f"page {number} (agent)": deep,
                 "last page (agent)": agent + "?cursor=oldest",
                 "agents index": "/ui/",
                 "filtered (class+tag)": agent + "?classification=decision&tag=billing",
@@ -185,10 +195,14 @@ def run(size: int, rounds: int, hops: int) -> None:
                 for name, path in paths.items()
             }
             loads = browser_loads(url, paths, rounds)
-            print(f"  {'page':<24}{'server ms':>10}{'x baseline':>12}{'browser load ms':>17}")
+            print(
+                f"  {'page':<24}{'server ms':>10}{'x baseline':>12}"
+                f"{'browser: HTML in':>18}{'load event':>12}"
+            )
             for name, ms in server_ms.items():
-                load = f"{loads[name]:.0f}" if loads else "n/a"
-                print(f"  {name:<24}{ms:>10.1f}{ms / baseline:>12.1f}{load:>17}")
+                got = f"{loads[name][0]:.0f}" if loads else "n/a"
+                load = f"{loads[name][1]:.0f}" if loads else "n/a"
+                print(f"  {name:<24}{ms:>10.1f}{ms / baseline:>12.1f}{got:>18}{load:>12}")
         finally:
             process.terminate()
             process.wait(timeout=15)

@@ -236,3 +236,29 @@ def test_read_only_server_refuses_edits(server: A2MServer) -> None:
         "/ui/record/delete", data={"csrf": csrf, "id": record_id.group(1)}, follow_redirects=False
     )
     assert response.status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1:8765", 200),
+        ("localhost:8765", 200),
+        ("[::1]:8765", 200),
+        ("10.0.0.7", 200),
+        ("rebound.attacker.example:8765", 403),
+        ("", 403),
+    ],
+)
+def test_without_tokens_only_an_address_reaches_the_page(
+    server: A2MServer, host: str, status: int
+) -> None:
+    client = TestClient(create_app(server), base_url="http://127.0.0.1:8765")
+    response = client.get("/ui/memory", headers={"host": host})
+    assert response.status_code == status
+    if status == 403:
+        assert "fact" not in response.text
+
+
+def test_with_tokens_any_name_reaches_the_login(server: A2MServer) -> None:
+    client = TestClient(create_app(server, tokens=TOKENS), base_url="http://memory.example")
+    assert client.get("/ui/login").status_code == 200

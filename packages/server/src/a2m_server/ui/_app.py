@@ -10,6 +10,7 @@ read-only server shows no edit controls and refuses edits."""
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -53,7 +54,7 @@ SECURITY_HEADERS = {
 }
 WEIGHT_STEP = 0.5
 """How much one click on weight up or down changes it (never below 0)."""
-AGENTS_SCANNED = 5000
+AGENTS_SCANNED = 2000
 """Most recent records the agents page counts over, so it stays quick on any store."""
 MAX_FORM_BYTES = 256 * 1024
 AUDIT = "memory/observations/audit"
@@ -134,6 +135,14 @@ async def _guarded(
     handler: Callable[[Request, _State, Session], Awaitable[Response]],
     limit: int,
 ) -> Response:
+    if state.tokens is None and not _addressed_directly(request.headers.get("host", "")):
+        # Without tokens anyone who reaches the page may read it; a page of another site
+        # whose name was rebound to this address must not be able to.
+        message = (
+            "without --tokens this page answers only at an IP address or localhost; "
+            "serve with --tokens to reach it under another name"
+        )
+        return _html(render.error_page(None, 403, message), 403)
     cookie = request.cookies.get(COOKIE_NAME)
     session = state.sessions.find(cookie)
     fresh = session is None
@@ -167,6 +176,23 @@ async def _guarded(
     if getattr(request.state, "logged_out", False):
         response.delete_cookie(COOKIE_NAME, path="/ui", httponly=True, samesite="strict")
     return response
+
+
+def _addressed_directly(host: str) -> bool:
+    """Whether a ``Host`` header names an IP address or localhost (not a DNS name that
+    someone else's site could rebind to this server)."""
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name[1 : name.find("]")] if "]" in name else name
+    else:
+        name = name.rsplit(":", 1)[0] if name.count(":") == 1 else name
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _set_cookie(request: Request, response: Response, session: Session) -> None:
