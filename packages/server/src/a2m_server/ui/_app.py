@@ -34,7 +34,15 @@ from a2m_server.store import RecordFilter, StoredRecord
 from a2m_types import ErrorCode
 
 from . import _render as render
-from ._fields import OBSERVATION_KEY, TRANSFERRED_KEY, TYPE_KEY, Row, agent_of, row_of
+from ._fields import (
+    OBSERVATION_KEY,
+    TRANSFERRED_KEY,
+    TYPE_KEY,
+    Row,
+    agent_of,
+    row_of,
+    row_of_observation,
+)
 from ._listing import SEARCH_LIMIT, BadRequest, Filters, read_page, selector_for
 from ._sessions import COOKIE_NAME, Session, Sessions
 
@@ -60,6 +68,7 @@ MAX_FORM_BYTES = 256 * 1024
 AUDIT = "memory/observations/audit"
 UPDATE = "memory/observations/update"
 DELETE = "memory/observations/delete"
+LIST = "memory/observations/list"
 """The observations extension's methods the page uses when describe offers them."""
 FETCH_HEADER = "x-a2m-ui"
 """Sent by the page's script: answer an edit with the row's new HTML, not a redirect."""
@@ -362,6 +371,9 @@ async def _memory(request: Request, state: _State, session: Session) -> Response
     base = request.url.path if raw_agent is None else render.agent_url(agent or "")
     back = base + (f"?{request.url.query}" if request.url.query else "")
     rows, editable, next_cursor, oldest = await in_worker(_read, state, ctx, filters, agent)
+    transferred: list[Row] = []
+    if agent and not filters.cursor and not filters.q:
+        transferred = await in_worker(_transferred, state, ctx, agent)
     title = "Every record" if agent is None else f"Memory of {agent or 'unattributed records'}"
     return _html(
         render.memory_page(
@@ -376,8 +388,26 @@ async def _memory(request: Request, state: _State, session: Session) -> Response
             oldest=oldest,
             searched=bool(filters.q),
             back=_back(back),
+            transferred=transferred,
         )
     )
+
+
+def _transferred(state: _State, ctx: CallContext, agent: str) -> list[Row]:
+    """The agent's observations read through transfer grants (the extension's ``list``),
+    newest first; none without the extension or when the viewer may not list that agent."""
+    if LIST not in _extension(state, ctx):
+        return []
+    params = {"agent": agent, "include_transferred": True, "order": "recent", "limit": 50}
+    try:
+        listed = _call(state, ctx, LIST, params)
+    except _Refusal:
+        return []
+    return [
+        row_of_observation(o)
+        for o in listed.get("observations", [])
+        if isinstance(o, dict) and o.get("transferred")
+    ]
 
 
 def _read(

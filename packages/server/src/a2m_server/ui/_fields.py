@@ -27,6 +27,7 @@ __all__ = [
     "Row",
     "agent_of",
     "row_of",
+    "row_of_observation",
 ]
 
 AGENT_KEY = "source_agent"
@@ -140,4 +141,36 @@ def row_of(record: StoredRecord, *, salience: bool) -> Row:
         revision=record.revision,
         transferred_from=_text(transferred) or None if transferred is not None else None,
         observation=observation,
+    )
+
+
+def row_of_observation(observation: dict[str, Any]) -> Row:
+    """The row of an observation as the observations extension's ``list`` returns it
+    (``docs/observations.md`` §7): how a transferred one, which is not in this project's
+    store, is shown."""
+    tags = observation.get("tags")
+    weight = observation.get("effective_weight", observation.get("weight"))
+    source: list[tuple[str, str]] = []
+    for label, name in (("source", "source"), ("origin", "origin"), ("file", "file_path")):
+        value = observation.get(name)
+        if value is not None and value != "":
+            source.append((label, _text(value)))
+    project = observation.get("source_project")
+    return Row(
+        id=_text(observation.get("id")),
+        content=_text(observation.get("content")),
+        type=_text(observation.get("type")),
+        weight=float(weight) if isinstance(weight, (int, float)) else None,
+        tags=tuple(_text(t) for t in tags) if isinstance(tags, list) else (),
+        classification=_text(observation.get("classification")) or NOTE,
+        created=_text(observation.get("created_at")),
+        source=tuple(source),
+        framework="",
+        agent=_text(observation.get("agent")),
+        tier="",
+        owner=None,
+        key=None,
+        revision=0,
+        transferred_from=_text(project) if observation.get("transferred") else None,
+        observation=True,
     )

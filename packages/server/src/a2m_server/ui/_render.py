@@ -197,8 +197,10 @@ def memory_page(
     oldest: bool,
     searched: bool,
     back: str,
+    transferred: Sequence[Row] = (),
 ) -> str:
-    """One page of an agent's (or every agent's) records, newest first."""
+    """One page of an agent's (or every agent's) records, newest first; ``transferred``:
+    observations read through a transfer grant, shown apart and read-only."""
     bar = _filter_bar(base, filters, tiers)
     read_only = (
         '<p class="note" role="note">This server is read-only: records can be read, not '
@@ -214,19 +216,38 @@ def memory_page(
         table = (
             '<table class="records"><caption>'
             + ("Best matches first" if searched else "Most recent first")
-            + "</caption><thead><tr>"
-            '<th scope="col">Content</th><th scope="col">Type</th>'
-            '<th scope="col">Weight</th><th scope="col">Tags</th>'
-            '<th scope="col">Classification</th><th scope="col">Created</th>'
-            '<th scope="col">Source</th><th scope="col">Framework</th>'
-            '<th scope="col">Actions</th></tr></thead>'
-            f"<tbody>{body_rows}</tbody></table>"
+            + "</caption>"
+            + _HEAD
+            + f"<tbody>{body_rows}</tbody></table>"
         )
     else:
         table = '<p class="empty">No records match.</p>'
     pager = _pager(base, filters, next_cursor, oldest=oldest, searched=searched)
-    body = f"<h1>{esc(title)}</h1>{read_only}{bar}{table}{pager}"
+    shared = ""
+    if transferred:
+        shared_rows = "".join(
+            row_html(ctx, row, index=10_000 + i, editable=False, back=back)
+            for i, row in enumerate(transferred)
+        )
+        shared = (
+            '<h2 id="transferred">Transferred from other projects</h2>'
+            '<p class="note">Read through a transfer grant at a discounted weight; they can '
+            "be changed only in their own project.</p>"
+            '<table class="records"><caption>Transferred observations, read-only</caption>'
+            f"{_HEAD}<tbody>{shared_rows}</tbody></table>"
+        )
+    body = f"<h1>{esc(title)}</h1>{read_only}{bar}{table}{pager}{shared}"
     return _layout(ctx, title, body)
+
+
+_HEAD = (
+    "<thead><tr>"
+    '<th scope="col">Content</th><th scope="col">Type</th>'
+    '<th scope="col">Weight</th><th scope="col">Tags</th>'
+    '<th scope="col">Classification</th><th scope="col">Created</th>'
+    '<th scope="col">Source</th><th scope="col">Framework</th>'
+    '<th scope="col">Actions</th></tr></thead>'
+)
 
 
 def _pager(
