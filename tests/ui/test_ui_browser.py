@@ -157,7 +157,16 @@ def test_inline_edit_saves_in_place_and_shows_in_history(page: Any, served: Serv
     edited.get_by_text("History", exact=True).click()
     panel = edited.locator("details.history .panel")
     panel.locator("p, ol").first.wait_for()
-    assert "Created" in panel.inner_text() or "updated" in panel.inner_text()
+    described = served.rpc("alice-token", "memory/describe", {})
+    if "observations" in described:
+        # The edit is in the audit log: who, what, before and after.
+        entry = panel.locator("ol.audit li").first
+        expect(entry).to_contain_text("updated by alice")
+        expect(entry.locator("del")).to_contain_text("ISO 8601")
+        expect(entry.locator("ins")).to_contain_text("all dates are UTC strings")
+    else:
+        expect(panel).to_contain_text("Created")
+        expect(panel).to_contain_text("keeps no audit log")
     edited.get_by_text("Edit", exact=True).click()
     shot(page, "history")
     shot(page, "edit-window", full_page=False)

@@ -81,29 +81,41 @@ def seed(db: Path) -> None:
     try:
         connection = server.connect()
         classes = ["decision", "convention", "pattern", "error", "tool-use"]
-        records = [
-            {
-                "content": f"planner fact {i:03d}: service {i % 7} uses ISO 8601 dates",
-                "tier": "episodic",
-                "session": f"run-{i // 40}",
-                "salience": 1.0,
-                "metadata": {
-                    "source_framework": "crewai",
-                    "source_agent": "planner",
-                    "tags": ["billing"] if i % 2 else ["datetime", "billing"],
-                    "observation_classification": classes[i % len(classes)],
-                    "observation_type": f"{classes[i % len(classes)]}.general",
-                    "observation_source": "explicit",
-                },
-            }
-            for i in range(PLANNER_RECORDS)
-        ]
-        # Small batches, as agents write: several milliseconds, several rows per millisecond.
-        for start in range(0, len(records), 10):
-            connection.call(
-                "memory/remember", {"records": records[start : start + 10], "owner": "alice"}
-            )
-            time.sleep(0.002)
+        extension = "observations" in connection.call("memory/describe")
+        for i in range(PLANNER_RECORDS):
+            kind = classes[i % len(classes)]
+            content = f"planner fact {i:03d}: service {i % 7} uses ISO 8601 dates"
+            tags = ["billing"] if i % 2 else ["datetime", "billing"]
+            provenance = {"source_framework": "crewai", "source_agent": "planner"}
+            if extension:
+                # Where the server has observations, the planner's facts are observations.
+                connection.call(
+                    "memory/observations/remember",
+                    {
+                        "content": content,
+                        "classification": kind,
+                        "type": f"{kind}.general",
+                        "tags": tags,
+                        "origin": f"run-{i // 40}",
+                        "metadata": provenance,
+                        "owner": "alice",
+                    },
+                )
+            else:
+                record = {
+                    "content": content,
+                    "tier": "episodic",
+                    "session": f"run-{i // 40}",
+                    "salience": 1.0,
+                    "metadata": {
+                        **provenance,
+                        "tags": tags,
+                        "observation_classification": kind,
+                        "observation_type": f"{kind}.general",
+                        "observation_source": "explicit",
+                    },
+                }
+                connection.call("memory/remember", {"records": [record], "owner": "alice"})
         connection.call(
             "memory/remember",
             {
