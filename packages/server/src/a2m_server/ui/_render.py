@@ -334,7 +334,7 @@ def row_html(ctx: PageContext, row: Row, *, index: int, editable: bool, back: st
         f'<td data-label="Content" class="content">{esc(row.content)}'
         + (
             f'<div class="key">key {esc(row.key)} · revision {row.revision}</div>'
-            if row.key
+            if row.key and not row.observation
             else ""
         )
         + "</td>"
