@@ -162,8 +162,9 @@ def test_inline_edit_saves_in_place_and_shows_in_history(page: Any, served: Serv
         # The edit is in the audit log: who, what, before and after.
         entry = panel.locator("ol.audit li").first
         expect(entry).to_contain_text("updated by alice")
-        expect(entry.locator("del")).to_contain_text("ISO 8601")
-        expect(entry.locator("ins")).to_contain_text("all dates are UTC strings")
+        content = entry.locator(".change", has_text="content")
+        expect(content.locator("del")).to_contain_text("ISO 8601")
+        expect(content.locator("ins")).to_contain_text("all dates are UTC strings")
     else:
         expect(panel).to_contain_text("Created")
         expect(panel).to_contain_text("keeps no audit log")

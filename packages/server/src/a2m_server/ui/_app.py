@@ -538,27 +538,32 @@ def _is_observation(record: StoredRecord) -> bool:
     return bool((record.metadata or {}).get(OBSERVATION_KEY))
 
 
-def _audit(state: _State, ctx: CallContext, record: StoredRecord) -> list[dict[str, str]] | None:
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return "—" if value is None else str(value)
+
+
+def _audit(state: _State, ctx: CallContext, record: StoredRecord) -> list[dict[str, Any]] | None:
     """The audit log's entries for an observation, newest first, as the history panel shows
     them; ``None`` when the server keeps no audit log (or the record is no observation)."""
     if not _is_observation(record) or AUDIT not in _extension(state, ctx):
         return None
     result = _call(state, ctx, AUDIT, {"observation_id": record.id, "limit": 50})
-    shown: list[dict[str, str]] = []
+    shown: list[dict[str, Any]] = []
     for entry in result.get("entries", []):
         before = entry.get("before") if isinstance(entry.get("before"), dict) else {}
         after = entry.get("after") if isinstance(entry.get("after"), dict) else {}
         changed = [
             name for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)
         ]
-        item = {
+        item: dict[str, Any] = {
             "at": str(entry.get("at", "")),
             "action": str(entry.get("action", "")),
             "who": str(entry.get("actor", "")),
         }
         if before and after and changed:
-            item["before"] = "; ".join(f"{n}: {before.get(n)}" for n in changed)
-            item["after"] = "; ".join(f"{n}: {after.get(n)}" for n in changed)
+            item["changes"] = [(n, _shown(before.get(n)), _shown(after.get(n))) for n in changed]
         shown.append(item)
     return shown
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from ._fields import NOTE, Row
@@ -382,9 +383,10 @@ def confirm_delete_page(ctx: PageContext, row: Row, *, back: str) -> str:
     return _layout(ctx, "Delete", body)
 
 
-def history_fragment(row: Row, entries: Sequence[dict[str, str]] | None) -> str:
-    """The history panel: the audit log's entries for the record, or, on a server without
-    one, what the record itself says about its changes."""
+def history_fragment(row: Row, entries: Sequence[dict[str, Any]] | None) -> str:
+    """The history panel: the audit log's entries for the record, newest first (each
+    changed field before and after), or, on a server without one, what the record itself
+    says about its changes."""
     if entries is None:
         facts = f"Created {esc(row.created)}."
         if row.key:
@@ -395,19 +397,20 @@ def history_fragment(row: Row, entries: Sequence[dict[str, str]] | None) -> str:
         )
     if not entries:
         return f'<p class="history-facts">Created {esc(row.created)}; never edited.</p>'
-    items = "".join(
-        "<li>"
-        f'<time datetime="{esc(e.get("at", ""))}">{esc(_short(e.get("at", "")))}</time> '
-        f"<strong>{esc(e.get('action', ''))}</strong> by {esc(e.get('who', '') or '—')}"
-        + (
-            f'<div class="change"><del>{esc(e["before"])}</del> → <ins>{esc(e["after"])}</ins></div>'
-            if e.get("before") is not None and e.get("after") is not None
-            else ""
+    items = []
+    for entry in entries:
+        changes = "".join(
+            f'<div class="change"><span class="label">{esc(name)}</span> '
+            f"<del>{esc(before)}</del> → <ins>{esc(after)}</ins></div>"
+            for name, before, after in entry.get("changes", ())
         )
-        + "</li>"
-        for e in entries
-    )
-    return f'<ol class="audit">{items}</ol>'
+        items.append(
+            "<li>"
+            f'<time datetime="{esc(entry.get("at", ""))}">{esc(_short(entry.get("at", "")))}</time> '
+            f"<strong>{esc(entry.get('action', ''))}</strong> by {esc(entry.get('who') or '—')}"
+            f"{changes}</li>"
+        )
+    return f'<ol class="audit">{"".join(items)}</ol>'
 
 
 def history_page(ctx: PageContext, row: Row, fragment: str, *, back: str) -> str:
