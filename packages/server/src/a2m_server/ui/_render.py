@@ -322,9 +322,9 @@ def row_html(ctx: PageContext, row: Row, *, index: int, editable: bool, back: st
             actions.append(
                 f'<form class="inline weight" method="post" action="/ui/record/weight">{hidden}'
                 f'<button type="submit" name="direction" value="up" '
-                f'aria-label="Raise weight">▲ weight</button>'
+                f'aria-label="Raise weight" title="Raise weight">▲</button>'
                 f'<button type="submit" name="direction" value="down" '
-                f'aria-label="Lower weight">▼ weight</button></form>'
+                f'aria-label="Lower weight" title="Lower weight">▼</button></form>'
             )
         delete_url = esc(f"/ui/record/delete?{urlencode({'id': row.id, 'back': back})}")
         actions.append(f'<a class="delete" href="{delete_url}">Delete…</a>')
