@@ -44,6 +44,7 @@ OFFLINE_ENV = {
     "CREWAI_DISABLE_TRACKING": "true",
     "CREWAI_TRACING_ENABLED": "false",
     "OTEL_SDK_DISABLED": "true",
+    "OPENAI_AGENTS_DISABLE_TRACING": "1",
     "AGNO_TELEMETRY": "false",
     "ANONYMIZED_TELEMETRY": "false",
     "LANGCHAIN_TRACING_V2": "false",
@@ -63,6 +64,9 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     "autogen": ("autogen", ["agentchat"], ["autogen-ext>=0.7.5,<0.8"]),
     # The side-by-side peers: Agno's SqliteDb (SQLAlchemy, asyncio: greenlet) and LanceDb.
     "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0", "lancedb>=0.20"]),
+    # Not a workspace member: openai-agents needs openai>=3, CrewAI's LiteLLM openai<3. The
+    # LangChain adapter is installed beside it to read an Agents SDK conversation back.
+    "openai-agents": ("openai-agents", [], ["-e", "adapters/langchain", "anyio>=4"]),
 }
 
 
