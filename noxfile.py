@@ -165,9 +165,13 @@ BENCH_QUICK = {
     "bench_langgraph.py": ["--items", "200", "--gets", "200", "--searches", "50"],
     "bench_autogen.py": ["--contents", "200", "--queries", "50"],
     "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
+    "bench_openai_agents.py": ["--items", "400", "--reads", "50"],
 }
 # Benchmarks whose peer lives in a dependency group of its own.
 BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
+# Benchmarks whose framework cannot join the workspace environment: they run in that
+# framework session's environment (``uv run nox -s tests-NAME`` builds it).
+BENCH_SESSIONS = {"bench_openai_agents.py": "tests-openai-agents"}
 
 
 @nox.session(default=False)
@@ -179,7 +183,14 @@ def bench(session: nox.Session) -> None:
     for script in sorted(Path("tests/benchmarks").glob("bench_*.py")):
         options = [] if full else BENCH_QUICK.get(script.name, [])
         group = BENCH_GROUPS.get(script.name)
-        if group:
+        own = BENCH_SESSIONS.get(script.name)
+        if own:
+            python = Path(".nox") / own / "bin" / "python"
+            if not python.exists():
+                session.warn(f"skipping {script.name}: run `uv run nox -s {own}` first")
+                continue
+            session.run(str(python), str(script), *options, external=True)
+        elif group:
             session.run("uv", "run", "--group", group, "python", str(script), *options)
         else:
             session.run("python", str(script), *options)
