@@ -67,6 +67,20 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     # Not a workspace member: openai-agents needs openai>=3, CrewAI's LiteLLM openai<3. The
     # LangChain adapter is installed beside it to read an Agents SDK conversation back.
     "openai-agents": ("openai-agents", [], ["-e", "adapters/langchain", "anyio>=4"]),
+    # Not a workspace member either, so its pins stay its own. The AutoGen and LangGraph
+    # adapters are installed beside it: its tests read what they wrote, and the reverse.
+    "agent-framework": (
+        "agent-framework",
+        [],
+        [
+            "-e",
+            "adapters/autogen",
+            "-e",
+            "adapters/langchain[langgraph]",
+            "agent-framework-orchestrations>=1.4,<2",
+            "anyio>=4",
+        ],
+    ),
 }
 
 
