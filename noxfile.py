@@ -180,12 +180,16 @@ BENCH_QUICK = {
     "bench_autogen.py": ["--contents", "200", "--queries", "50"],
     "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
     "bench_openai_agents.py": ["--items", "400", "--reads", "50"],
+    "bench_agent_framework.py": ["--messages", "400", "--reads", "20"],
 }
 # Benchmarks whose peer lives in a dependency group of its own.
 BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
 # Benchmarks whose framework cannot join the workspace environment: they run in that
 # framework session's environment (``uv run nox -s tests-NAME`` builds it).
-BENCH_SESSIONS = {"bench_openai_agents.py": "tests-openai-agents"}
+BENCH_SESSIONS = {
+    "bench_openai_agents.py": "tests-openai-agents",
+    "bench_agent_framework.py": "tests-agent-framework",
+}
 
 
 @nox.session(default=False)
