@@ -11,8 +11,8 @@ from typing import Any
 from agent_framework import AgentSession, ContextProvider, Message, SessionContext, tool
 
 from a2m import AsyncA2MClient, Record
+from a2m.adapter_support import DEFAULT_TIMEOUT, ClientSource, ServerLayout, memory_lines
 
-from ._connection import DEFAULT_TIMEOUT, Connection, Layout
 from ._messages import Provenance, checked_namespace
 
 __all__ = ["DEFAULT_MEMORY_NAMESPACE", "DEFAULT_SCORE_THRESHOLD", "A2MContextProvider"]
@@ -24,19 +24,6 @@ DEFAULT_SCORE_THRESHOLD = 0.05
 """Recalled records scoring below this never reach the model: noise, not memory."""
 
 _HEADER = "Memories from the shared store, relevant to this conversation:"
-
-
-def memory_lines(records: Sequence[Record]) -> str:
-    """Recalled records as the text the model reads: who wrote each one, and its score."""
-    lines = [_HEADER]
-    for record in records:
-        stated = record.metadata or {}
-        who = stated.get("source_framework") or "unknown framework"
-        agent = stated.get("source_agent")
-        origin = f"{who}/{agent}" if agent else who
-        score = f" (score {record.score:.2f})" if record.score is not None else ""
-        lines.append(f"- [{origin}] {record.content}{score}")
-    return "\n".join(lines)
 
 
 class A2MContextProvider(ContextProvider):
@@ -92,11 +79,10 @@ class A2MContextProvider(ContextProvider):
         self.where = dict(where) if where else None
         self.store_turns = store_turns
         self.remember_tool = remember_tool
-        self._connection = Connection(client, url, token, timeout)
+        self._source = ClientSource(client, url=url, token=token, timeout=timeout)
 
-    async def _open(self) -> tuple[AsyncA2MClient, Layout]:
-        client = await self._connection.client()
-        return client, await self._connection.layout(client)
+    async def _open(self) -> tuple[AsyncA2MClient, ServerLayout]:
+        return await self._source.open()
 
     def _recall_where(self) -> dict[str, Any] | None:
         where = dict(self.where or {})
@@ -135,7 +121,9 @@ class A2MContextProvider(ContextProvider):
             and not _of_conversation(record, running)
         ][: self.k]
         if relevant:
-            context.extend_messages(self, [Message(role="user", contents=[memory_lines(relevant)])])
+            context.extend_messages(
+                self, [Message(role="user", contents=[memory_lines(relevant, _HEADER)])]
+            )
 
     async def after_run(
         self,
@@ -166,7 +154,7 @@ class A2MContextProvider(ContextProvider):
 
     def _record(
         self,
-        layout: Layout,
+        layout: ServerLayout,
         content: str,
         memory_type: str,
         *,
@@ -206,7 +194,7 @@ class A2MContextProvider(ContextProvider):
 
     async def aclose(self) -> None:
         """Close the client this provider opened from a URL; a given client stays open."""
-        await self._connection.aclose()
+        await self._source.aclose()
 
 
 def _of_conversation(record: Record, session: str | None) -> bool:

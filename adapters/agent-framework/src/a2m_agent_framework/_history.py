@@ -4,7 +4,6 @@ conversation per session, each message a record other frameworks can read."""
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,9 +11,15 @@ from agent_framework import HistoryProvider, Message
 from agent_framework._sessions import filter_new_messages
 
 from a2m import AsyncA2MClient, Record
-from a2m.errors import A2MError
+from a2m.adapter_support import (
+    DEFAULT_TIMEOUT,
+    ClientSource,
+    IncompleteListingWarning,
+    ServerLayout,
+    every_record,
+    remember_all,
+)
 
-from ._connection import DEFAULT_TIMEOUT, Connection, Layout
 from ._messages import Provenance, checked_messages, checked_namespace, message_of
 
 __all__ = ["DEFAULT_NAMESPACE", "NO_SESSION", "A2MHistoryProvider", "IncompleteHistoryWarning"]
@@ -28,9 +33,9 @@ NO_SESSION = "default"
 log = logging.getLogger("a2m_agent_framework")
 
 
-class IncompleteHistoryWarning(UserWarning):
-    """A conversation longer than the server lets one call return, on a server that cannot
-    page through it: the messages returned are the newest ones, not all of them."""
+IncompleteHistoryWarning = IncompleteListingWarning
+"""A conversation longer than the server lets one call return, on a server that cannot
+page through it: the messages returned are the newest ones, not all of them."""
 
 
 class A2MHistoryProvider(HistoryProvider):
@@ -85,16 +90,15 @@ class A2MHistoryProvider(HistoryProvider):
             store_outputs=store_outputs,
         )
         self.provenance = Provenance(checked_namespace(namespace), agent)
-        self._connection = Connection(client, url, token, timeout)
+        self._source = ClientSource(client, url=url, token=token, timeout=timeout)
 
     @property
     def namespace(self) -> str:
         """Where this provider's conversations are written."""
         return self.provenance.namespace
 
-    async def _open(self) -> tuple[AsyncA2MClient, Layout]:
-        client = await self._connection.client()
-        return client, await self._connection.layout(client)
+    async def _open(self) -> tuple[AsyncA2MClient, ServerLayout]:
+        return await self._source.open()
 
     async def get_messages(
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
@@ -102,8 +106,9 @@ class A2MHistoryProvider(HistoryProvider):
         """The session's messages, oldest first. A record that holds no message (written
         by hand, or damaged) is skipped with a warning in the log."""
         client, layout = await self._open()
-        records = await self._every_record(client, layout, session_id or NO_SESSION)
-        return _messages(records)
+        session = session_id or NO_SESSION
+        where = self.provenance.where(session)
+        return _messages(await every_record(client, layout, where, what=f"session {session!r}"))
 
     async def save_messages(
         self,
@@ -145,31 +150,6 @@ class A2MHistoryProvider(HistoryProvider):
         ]
         await remember_all(client, layout, records)
 
-    async def _every_record(
-        self, client: AsyncA2MClient, layout: Layout, session: str
-    ) -> list[Record]:
-        where = self.provenance.where(session)
-        page_size = layout.max_recall_limit
-        if not await client.pages_by_cursor():
-            records = (await client.timeline(where=where, limit=page_size)).records
-            if len(records) >= page_size:
-                warnings.warn(
-                    f"session {session!r} may hold more than the {page_size} messages this "
-                    "server returns in one call, and it cannot page: these are the newest",
-                    IncompleteHistoryWarning,
-                    stacklevel=3,
-                )
-            return records
-        records = []
-        cursor: str | None = ""
-        while cursor is not None:
-            page = await client.timeline(where=where, limit=page_size, cursor=cursor)
-            records += page.records
-            if not page.records or page.next_cursor == cursor:
-                break
-            cursor = page.next_cursor
-        return records
-
     async def clear(self, session_id: str | None) -> None:
         """Delete the session's messages written in this namespace (one ``memory/forget``)."""
         client, _ = await self._open()
@@ -177,28 +157,7 @@ class A2MHistoryProvider(HistoryProvider):
 
     async def aclose(self) -> None:
         """Close the client this provider opened from a URL; a given client stays open."""
-        await self._connection.aclose()
-
-
-async def remember_all(
-    client: AsyncA2MClient, layout: Layout, records: list[dict[str, Any]]
-) -> None:
-    """Write ``records`` one ``memory/remember`` per ``max_records_per_call``; if a later
-    call fails, take back what the earlier ones wrote, so nothing is half-written."""
-    size = layout.max_records_per_call
-    written: list[str] = []
-    try:
-        for start in range(0, len(records), size):
-            chunk = records[start : start + size]
-            await client.remember(chunk)
-            written += [record["id"] for record in chunk]
-    except Exception:
-        if written:
-            try:
-                await client.forget(written)
-            except A2MError:
-                log.exception("could not take back %d records of a failed write", len(written))
-        raise
+        await self._source.aclose()
 
 
 def _messages(records: list[Record]) -> list[Message]:

@@ -10,10 +10,10 @@ from urllib.parse import quote
 from agent_framework import AgentSession, SessionStore
 
 from a2m import AsyncA2MClient
+from a2m.adapter_support import DEFAULT_TIMEOUT, ClientSource
 from a2m.errors import CapabilityNotSupported, InvalidParams
 from a2m_types.json_values import JSONValueError, check_json_value
 
-from ._connection import DEFAULT_TIMEOUT, Connection, Layout
 from ._messages import SOURCE_FRAMEWORK, checked_namespace
 
 __all__ = ["DEFAULT_SESSIONS_NAMESPACE", "SNAPSHOT_FIELD", "A2MSessionStore"]
@@ -53,11 +53,10 @@ class A2MSessionStore(SessionStore):
     ) -> None:
         super().__init__()
         self.namespace = checked_namespace(namespace)
-        self._connection = Connection(client, url, token, timeout)
+        self._source = ClientSource(client, url=url, token=token, timeout=timeout)
 
     async def _open(self) -> AsyncA2MClient:
-        client = await self._connection.client()
-        layout: Layout = await self._connection.layout(client)
+        client, layout = await self._source.open()
         if not layout.supports("keys"):
             raise CapabilityNotSupported(
                 "A2MSessionStore keeps each session at a key, and this server does not "
@@ -115,4 +114,4 @@ class A2MSessionStore(SessionStore):
 
     async def aclose(self) -> None:
         """Close the client this store opened from a URL; a given client stays open."""
-        await self._connection.aclose()
+        await self._source.aclose()

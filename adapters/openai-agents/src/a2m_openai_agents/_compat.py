@@ -3,43 +3,19 @@ that moved or removed one fails loudly, naming the versions this adapter support
 
 from __future__ import annotations
 
-from importlib import import_module, metadata
+from a2m.adapter_support import require_interface
 
-__all__ = ["SUPPORTED", "require"]
+__all__ = ["SUPPORTED"]
 
 SUPPORTED = "openai-agents>=0.24,<0.25"
 """The openai-agents releases this adapter is tested against."""
 
-_NEEDED: dict[str, tuple[str, ...]] = {
-    "agents": ("FunctionTool", "SessionABC", "function_tool"),
-    "agents.memory.session_settings": ("SessionSettings", "resolve_session_limit"),
-}
-
-
-def _installed() -> str:
-    try:
-        return metadata.version("openai-agents")
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def require(names: dict[str, tuple[str, ...]] = _NEEDED) -> None:
-    """Raise :class:`ImportError` unless every ``module: (attribute, …)`` in ``names`` can
-    be imported; the message names the supported versions and the one installed."""
-    missing: list[str] = []
-    for module_name, attributes in names.items():
-        try:
-            module = import_module(module_name)
-        except ImportError:
-            missing.append(module_name)
-            continue
-        missing += [f"{module_name}.{a}" for a in attributes if not hasattr(module, a)]
-    if missing:
-        raise ImportError(
-            f"a2m-openai-agents needs {SUPPORTED} (found openai-agents {_installed()}); "
-            f"missing: {', '.join(missing)}. Install a supported release: "
-            f'pip install "{SUPPORTED}"'
-        )
-
-
-require()
+require_interface(
+    "a2m-openai-agents",
+    "openai-agents",
+    SUPPORTED,
+    {
+        "agents": ("FunctionTool", "SessionABC", "function_tool"),
+        "agents.memory.session_settings": ("SessionSettings", "resolve_session_limit"),
+    },
+)

@@ -4,7 +4,6 @@ lives where LangChain, CrewAI, AutoGen and Agno agents can read it."""
 from __future__ import annotations
 
 import logging
-import warnings
 from typing import Any
 
 from agents import SessionABC
@@ -15,9 +14,15 @@ from agents.memory.session_settings import (
 )
 
 from a2m import AsyncA2MClient, Record
-from a2m.errors import A2MError
+from a2m.adapter_support import (
+    DEFAULT_TIMEOUT,
+    ClientSource,
+    IncompleteListingWarning,
+    ServerLayout,
+    every_record,
+    remember_all,
+)
 
-from ._connection import DEFAULT_TIMEOUT, Connection, Layout
 from ._items import Provenance, checked_items, checked_namespace, item_of
 
 __all__ = ["DEFAULT_NAMESPACE", "A2MSession", "IncompleteHistoryWarning"]
@@ -32,9 +37,9 @@ ones without a second call."""
 log = logging.getLogger("a2m_openai_agents")
 
 
-class IncompleteHistoryWarning(UserWarning):
-    """A history longer than the server lets one call return, on a server that cannot page
-    through it: the items returned are the newest ones, not all of them."""
+IncompleteHistoryWarning = IncompleteListingWarning
+"""A session longer than the server lets one call return, on a server that cannot page
+through it: the items returned are the newest ones, not all of them."""
 
 
 class A2MSession(SessionABC):
@@ -85,16 +90,15 @@ class A2MSession(SessionABC):
             else SessionSettings()
         )
         self.provenance = Provenance(checked_namespace(namespace), session_id, agent)
-        self._connection = Connection(client, url, token, timeout)
+        self._source = ClientSource(client, url=url, token=token, timeout=timeout)
 
     @property
     def namespace(self) -> str:
         """Where this session's items are written, popped and cleared."""
         return self.provenance.namespace
 
-    async def _open(self) -> tuple[AsyncA2MClient, Layout]:
-        client = await self._connection.client()
-        return client, await self._connection.layout(client)
+    async def _open(self) -> tuple[AsyncA2MClient, ServerLayout]:
+        return await self._source.open()
 
     # --- read ------------------------------------------------------------------------------
 
@@ -124,29 +128,9 @@ class A2MSession(SessionABC):
         where = self.provenance.where()
         return (await client.timeline(where=where, limit=limit)).records
 
-    async def _every_record(self, client: AsyncA2MClient, layout: Layout) -> list[Record]:
-        where = self.provenance.where()
-        page_size = layout.max_recall_limit
-        if not await client.pages_by_cursor():
-            records = (await client.timeline(where=where, limit=page_size)).records
-            if len(records) >= page_size:
-                warnings.warn(
-                    f"session {self.session_id!r} may hold more than the {page_size} items "
-                    "this server returns in one call, and it cannot page: these are the "
-                    "newest",
-                    IncompleteHistoryWarning,
-                    stacklevel=3,
-                )
-            return records
-        records = []
-        cursor: str | None = ""
-        while cursor is not None:
-            page = await client.timeline(where=where, limit=page_size, cursor=cursor)
-            records += page.records
-            if not page.records or page.next_cursor == cursor:
-                break
-            cursor = page.next_cursor
-        return records
+    async def _every_record(self, client: AsyncA2MClient, layout: ServerLayout) -> list[Record]:
+        what = f"session {self.session_id!r}"
+        return await every_record(client, layout, self.provenance.where(), what=what)
 
     # --- write -----------------------------------------------------------------------------
 
@@ -166,17 +150,7 @@ class A2MSession(SessionABC):
             self.provenance.record(item, tier=tier, keys=keys, scopes=scopes, sessions=sessions)
             for item in checked
         ]
-        size = layout.max_records_per_call
-        written: list[str] = []
-        try:
-            for start in range(0, len(records), size):
-                chunk = records[start : start + size]
-                await client.remember(chunk)
-                written += [record["id"] for record in chunk]
-        except Exception:
-            if written:
-                await _take_back(client, written)
-            raise
+        await remember_all(client, layout, records)
 
     async def pop_item(self) -> Any | None:
         """Remove and return the newest item (``None`` when the session is empty). Two
@@ -211,7 +185,7 @@ class A2MSession(SessionABC):
 
     async def aclose(self) -> None:
         """Close the client this session opened from a URL; a given client stays open."""
-        await self._connection.aclose()
+        await self._source.aclose()
 
 
 def _items(records: list[Record]) -> list[Any]:
@@ -229,10 +203,3 @@ def _skipped(records: list[Record]) -> None:
                 "hand, or damaged)",
                 record.id,
             )
-
-
-async def _take_back(client: AsyncA2MClient, ids: list[str]) -> None:
-    try:
-        await client.forget(ids)
-    except A2MError:
-        log.exception("could not take back %d items of a failed add_items", len(ids))

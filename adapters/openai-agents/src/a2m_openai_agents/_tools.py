@@ -9,8 +9,8 @@ from typing import Any
 from agents import FunctionTool, function_tool
 
 from a2m import AsyncA2MClient, Record
+from a2m.adapter_support import DEFAULT_TIMEOUT, ClientSource, memory_lines
 
-from ._connection import DEFAULT_TIMEOUT, Connection
 from ._items import SOURCE_FRAMEWORK, checked_namespace
 
 __all__ = ["DEFAULT_MEMORY_NAMESPACE", "memory_tools", "recall_text"]
@@ -21,17 +21,7 @@ DEFAULT_MEMORY_NAMESPACE = "openai-agents/memory"
 
 def recall_text(records: list[Record]) -> str:
     """Recalled records as lines a model reads: who wrote each one, and its score."""
-    if not records:
-        return "No memories found."
-    lines = []
-    for record in records:
-        stated = record.metadata or {}
-        who = stated.get("source_framework") or "unknown framework"
-        agent = stated.get("source_agent")
-        origin = f"{who}/{agent}" if agent else who
-        score = f" (score {record.score:.2f})" if record.score is not None else ""
-        lines.append(f"- [{origin}] {record.content}{score}")
-    return "\n".join(lines)
+    return memory_lines(records) if records else "No memories found."
 
 
 def memory_tools(
@@ -52,7 +42,7 @@ def memory_tools(
     client is opened from ``url`` (``A2M_URL``) on the first call. Nothing touches the
     network here."""
     scope = checked_namespace(namespace)
-    connection = Connection(client, url, token, timeout)
+    source = ClientSource(client, url=url, token=token, timeout=timeout)
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
 
@@ -63,8 +53,7 @@ def memory_tools(
             query: What to look for, in a few words.
             limit: The most memories to return.
         """
-        opened = await connection.client()
-        layout = await connection.layout(opened)
+        opened, layout = await source.open()
         wanted = max(1, min(limit, layout.max_recall_limit))
         options: dict[str, Any] = {"limit": wanted}
         if min_score is not None:
@@ -78,8 +67,7 @@ def memory_tools(
             content: The fact, as one short self-contained sentence.
             tags: A few words to file it under.
         """
-        opened = await connection.client()
-        layout = await connection.layout(opened)
+        opened, layout = await source.open()
         metadata: dict[str, Any] = {
             "namespace": scope,
             "type": "semantic",
