@@ -22,6 +22,7 @@ _STORE_MODULES = (
     "test_store_readers",
     "test_store_cjk",
     "test_store_exact_recall",
+    "test_store_bounded_records",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")
