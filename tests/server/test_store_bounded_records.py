@@ -213,7 +213,7 @@ def test_hostile_depths_are_refused_or_readable(http_server: tuple[A2MServer, st
                 assert response.status_code == 400, (depth, response.text[:300])
                 body = response.json()
                 assert body["code"] == "INVALID_BODY"
-                assert "value" in body["message"] or "malformed JSON" in body["message"]
+                assert body["message"].startswith(("value", "malformed JSON")), body
         if depth in (MAX_JSON_DEPTH - 1, 350, 2000):
             assert_reads_answer(url, namespace)
     assert_reads_answer(url, namespace)

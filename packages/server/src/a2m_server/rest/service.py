@@ -97,6 +97,9 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
             proto, ctx, item, default_owner=view.owner, default_session=None, index=0
         )
     except ProtocolError as exc:
+        field = exc.data.get("field") if isinstance(exc.data, dict) else None
+        if exc.code == ErrorCode.INVALID_PARAMS and isinstance(field, str):
+            raise _entry_field_error(exc, field) from None
         if exc.code == ErrorCode.QUOTA_EXCEEDED:
             limit = proto.config.limits.max_content_length
             raise RestError(
@@ -137,6 +140,26 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
             "the server log has the details",
             data={"id": record_id, "stored": True},
         ) from None
+
+
+def _entry_field_error(exc: ProtocolError, field: str) -> RestError:
+    """A refused record field named as the entry's: its ``value`` and ``meta`` are kept in
+    the record's metadata, which the A2M message names."""
+    prefix = "records.0.metadata"
+    message = exc.message
+    if field.startswith(prefix + ".value"):
+        named = "value" + field[len(prefix + ".value") :]
+        message = message.replace(prefix + ".value", "value", 1)
+    elif field.startswith(prefix + "."):
+        named = "meta" + field[len(prefix) :]
+        message = message.replace(prefix, "meta", 1)
+    elif field == prefix:
+        named = "value"
+        message = message.replace(prefix, "the entry's value and meta, as JSON,", 1)
+    else:
+        named = field
+    data = {**exc.data, "field": named} if isinstance(exc.data, dict) else None
+    return RestError("INVALID_BODY", message, a2m_code=exc.code, data=data)
 
 
 def read_entry(view: RestView, namespace: str, key: str) -> dict[str, Any]:
