@@ -387,6 +387,7 @@ def _write_one_by_one(
             if request.write_id is not None:
                 landed = writer.resolve_write_id(request.write_id)
         if landed is not None:
+            _check_owner_of_landed(writer, landed, new.owner, index)
             ids.append(landed)
             continue
         new.created_at = now
@@ -423,6 +424,22 @@ def _write_one_by_one(
             flush()
     flush()
     return ids
+
+
+def _check_owner_of_landed(
+    writer: StoreWriter, record_id: str, owner: str | None, index: int
+) -> None:
+    """A client id already written is the same write repeated (§3.2) only for the owner
+    who wrote it: naming another owner's record is refused, never answered with its id
+    as though stored (that would lose the write and reveal the record)."""
+    found = writer.get([record_id])
+    if found and found[0].owner != owner:
+        raise ProtocolError(
+            ErrorCode.SCOPE_DENIED,
+            f"records.{index}.id is taken by a record this caller may not write; "
+            "choose another id (or none, and the server assigns one)",
+            {"index": index, "field": f"records.{index}.id"},
+        )
 
 
 def remember(proto: Protocol, ctx: CallContext, params: RememberParams) -> dict[str, Any]:
