@@ -248,11 +248,15 @@ def _store_unbounded(server: A2MServer, depth: int) -> str:
     sys.setrecursionlimit(max(limit, 10 * depth))
     try:
         with server.store.writing() as writer:
-            writer.insert(
-                [NewRecord(id=record_id, content=f"hostile deep note {depth}",
-                           created_at=int(time.time() * 1000), metadata={"m": nested(depth)},
-                           key=f"old/deep{depth}", tier="semantic")]  # fmt: skip
+            record = NewRecord(
+                id=record_id,
+                content=f"hostile deep note {depth}",
+                created_at=int(time.time() * 1000),
+                metadata={"m": nested(depth)},
+                key=f"old/deep{depth}",
+                tier="semantic",
             )
+            writer.insert([record])
     finally:
         sys.setrecursionlimit(limit)
     return record_id
@@ -317,8 +321,8 @@ def test_metadata_a_store_cannot_parse_leaves_its_record_out(
 
 
 def test_import_refuses_a_dump_line_nested_too_deep(tmp_path: Path) -> None:
-    from a2m_server.transfer import DumpError, import_records
     from a2m_server.store import open_store
+    from a2m_server.transfer import DumpError, import_records
 
     line = {"id": "r1", "content": "x", "created_at": 1, "updated_at": 1,
             "metadata": {"m": nested(MAX_JSON_DEPTH)}}  # fmt: skip
@@ -326,7 +330,7 @@ def test_import_refuses_a_dump_line_nested_too_deep(tmp_path: Path) -> None:
     dump.write_text('{"format": "a2m-export/1", "dimensions": null}\n' + json.dumps(line) + "\n")
     store = open_store(tmp_path / "target.db")
     try:
-        with dump.open() as source, pytest.raises(DumpError, match="line 2: metadata.m"):
+        with dump.open() as source, pytest.raises(DumpError, match=r"line 2: metadata\.m"):
             import_records(store, source)
         with store.reading() as reader:
             assert reader.scan(0, 10) == []

@@ -70,7 +70,8 @@ def test_consolidate_and_session_close_count_only_what_the_caller_reads(
     assert closed["counts"] == described_counts(alice)
     assert closed["counts"] == {"working": 0, "episodic": 1, "semantic": 1}
     assert closed["flushed"] == 1
-    assert closed["moved"] == 0 and closed["dropped"] == 0
+    assert closed["moved"] == 0
+    assert closed["dropped"] == 0
 
     # Bob, who can read his own records, is told of them (alice's flush pushed one of
     # his out of the shared-capacity episodic tier; she was not told).
