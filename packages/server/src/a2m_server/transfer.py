@@ -21,7 +21,7 @@ from a2m_types.json_values import MAX_JSON_DEPTH, JSONValueError, check_json_val
 
 from .store import RecordFilter, Store, StoredRecord
 
-__all__ = ["FORMAT", "DumpError", "export_records", "import_records"]
+__all__ = ["FORMAT", "DumpError", "check_dump", "export_records", "import_records"]
 
 FORMAT = "a2m-export/1"
 _PAGE = 500
@@ -198,20 +198,16 @@ def _records(lines: IO[str]) -> Iterator[tuple[int, StoredRecord]]:
             except ValueError:
                 header = None
             if not isinstance(header, dict) or header.get("format") != FORMAT:
-                raise DumpError(number, f"not an a2m-server export (expected a {FORMAT} header)")
+                raise DumpError(number, f"not an a2m-export (expected an {FORMAT} header line)")
             continue
         yield number, _parse(number, text)
     if not header_seen:
         raise DumpError(1, "the file is empty")
 
 
-def import_records(
-    store: Store, source: IO[str], *, progress: Progress | None = None
-) -> tuple[int, int]:
-    """Load an export into ``store``; returns (records read, records added).
-
-    ``source`` must be seekable: it is read twice, once to check every line and once to
-    write, so a bad line anywhere means nothing is written."""
+def check_dump(source: IO[str]) -> tuple[int, int | None]:
+    """Read a whole dump, checking every line; returns (records, vector width or None).
+    Raises :class:`DumpError` naming the first bad line."""
     width: int | None = None
     count = 0
     for number, record in _records(source):
@@ -223,6 +219,17 @@ def import_records(
                     number, f"embedding has {len(record.embedding)} dimensions, not {width}"
                 )
         count += 1
+    return count, width
+
+
+def import_records(
+    store: Store, source: IO[str], *, progress: Progress | None = None
+) -> tuple[int, int]:
+    """Load an export into ``store``; returns (records read, records added).
+
+    ``source`` must be seekable: it is read twice, once to check every line and once to
+    write, so a bad line anywhere means nothing is written."""
+    count, width = check_dump(source)
     with store.reading() as reader:
         existing = reader.dimensions()
     if width is not None and existing is not None and existing != width:
