@@ -192,7 +192,8 @@ class Connection:
 
 def _unserialisable(message: Any, exc: BaseException) -> dict[str, Any]:
     """The answer to an in-process message JSON cannot carry: ``INVALID_PARAMS`` naming
-    the place in its params at fault when the message is a request, else a parse error."""
+    the place when it is in a record's metadata (§3.1: metadata that cannot be stored
+    fails the write so), else the parse error a remote peer's bytes would meet (§8.1)."""
     params = message.get("params") if isinstance(message, dict) else None
     if isinstance(params, dict):
         records = params.get("records")
@@ -202,8 +203,6 @@ def _unserialisable(message: Any, exc: BaseException) -> dict[str, Any]:
             for index, record in enumerate(records if isinstance(records, list) else [])
             if isinstance(record, dict)
         ]
-        # params -> records -> a record -> its metadata: three levels above a value.
-        places.append((params, "params", MAX_JSON_DEPTH + 3))
         try:
             for value, path, depth in places:
                 check_json_value(value, path, max_depth=depth)
