@@ -756,11 +756,12 @@ def _prune_tenant(
     project: str | None,
     agent: str | None,
     now: int,
-) -> int:
-    """Evict a tenant's lowest-weight observations (ties: oldest) beyond the capacity."""
+) -> list[StoredRecord]:
+    """Evict a tenant's lowest-weight observations (ties: oldest) beyond the capacity;
+    returns them."""
     capacity = proto.config.observations.capacity
     if capacity <= 0:
-        return 0
+        return []
     where = {
         "observation": True,
         "observation_org": org,
@@ -769,7 +770,7 @@ def _prune_tenant(
     }
     held = writer.select(RecordFilter(where=where))
     if len(held) <= capacity:
-        return 0
+        return []
     held.sort(key=lambda r: (r.salience, r.created_at, r.rowid))
     doomed = held[: len(held) - capacity]
     writer.delete([r.id for r in doomed])
@@ -778,14 +779,14 @@ def _prune_tenant(
     )
     payload, owner, tier = deletion_event(doomed, None)
     writer.append_event("forgotten", now, payload, owner, tier)
-    return len(doomed)
+    return doomed
 
 
-def prune_observations(proto: Protocol, writer: StoreWriter) -> int:
+def prune_observations(proto: Protocol, writer: StoreWriter) -> list[StoredRecord]:
     """Bring every tenant back within ``observations.capacity`` (consolidation); returns
-    how many observations were evicted."""
+    the observations evicted."""
     if proto.config.observations.capacity <= 0:
-        return 0
+        return []
     tenants = {
         (
             (r.metadata or {}).get("observation_org"),
@@ -795,7 +796,10 @@ def prune_observations(proto: Protocol, writer: StoreWriter) -> int:
         for r in writer.select(RecordFilter(where={"observation": True}))
     }
     now = now_ms()
-    return sum(_prune_tenant(proto, writer, *tenant, now) for tenant in sorted(tenants, key=str))
+    evicted: list[StoredRecord] = []
+    for tenant in sorted(tenants, key=str):
+        evicted += _prune_tenant(proto, writer, *tenant, now)
+    return evicted
 
 
 def is_observation(record: StoredRecord) -> bool:
