@@ -37,6 +37,7 @@ EXPECTED_ALL = [
     "A2MConnectError",
     "A2MConnectionError",
     "A2MError",
+    "A2MEventLoopError",
     "A2MHTTPStatusError",
     "A2MPoolTimeout",
     "A2MProtocolError",

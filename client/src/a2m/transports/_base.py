@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import sniffio
 from typing_extensions import Self
 
-from a2m.errors import InvalidParams, ResponseValidationError
+from a2m.errors import A2MEventLoopError, InvalidParams, ResponseValidationError
 from a2m_types.json_values import JSONValueError, check_json_value
 from a2m_types.plain_json import NOT_READ, fast_dumps, fast_loads, orjson_matches_stdlib
 
@@ -40,11 +40,11 @@ def require_asyncio(what: str, *, method: str | None = None) -> None:
     except sniffio.AsyncLibraryNotFoundError:
         library = "no async library"
     if library != "asyncio":
-        where = f" ({method})" if method else ""
-        raise RuntimeError(
-            f"{what} needs asyncio; this task runs on {library}{where}. Under another "
+        raise A2MEventLoopError(
+            f"{what} needs asyncio; this task runs on {library}. Under another "
             "async library AsyncA2MClient works over HTTP, REST and in process, and watch() "
-            "polls for events"
+            "polls for events",
+            method=method,
         )
 
 

@@ -26,9 +26,11 @@ from urllib.parse import SplitResult, urlsplit
 
 import httpx
 
+from a2m._loops import PerLoop, current_loop
 from a2m.errors import (
     A2MConnectError,
     A2MConnectionError,
+    A2MEventLoopError,
     A2MHTTPStatusError,
     A2MPoolTimeout,
     A2MTimeoutError,
@@ -386,6 +388,28 @@ class AsyncHTTPTransport(_HTTPParts[AsyncPool, httpx.AsyncClient], AsyncTranspor
     _pool_type = AsyncPool
     _client_type = httpx.AsyncClient
 
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
+        super().__init__(
+            url,
+            token=token,
+            headers=headers,
+            http_client=http_client,
+            max_connections=max_connections,
+        )
+        # An httpx pool belongs to the loop it was opened on: one per loop when it is ours.
+        self._loop_clients = LoopClients(self._new_client, http_client)
+
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(headers={"User-Agent": user_agent()}, limits=self._limits)
+
     async def handle_async_request(
         self, request: dict[str, Any], *, timeout: float | None
     ) -> dict[str, Any]:
@@ -398,7 +422,7 @@ class AsyncHTTPTransport(_HTTPParts[AsyncPool, httpx.AsyncClient], AsyncTranspor
             return _response_object(
                 reply.status, reply.reason, reply.headers, reply.body, method, self.url
             )
-        client = self._client or self._httpx()
+        client = await self._loop_clients.get(method)
         try:
             response = await client.post(
                 self.url, content=content, headers=self._headers, timeout=timeout
@@ -409,9 +433,50 @@ class AsyncHTTPTransport(_HTTPParts[AsyncPool, httpx.AsyncClient], AsyncTranspor
 
     async def aclose(self) -> None:
         """Close the connections, and the httpx client unless it was injected."""
-        client = self._release()
-        if client is not None:
-            await client.aclose()
+        self._release()
+        await self._loop_clients.aclose()
+
+
+class LoopClients:
+    """The httpx client of each event loop: one made per loop (closed when its loop ends,
+    or by :meth:`aclose` from it), or the one injected, which serves only the loop it is
+    first used on: its pool belongs to that loop, so another loop gets a typed refusal
+    rather than a hang or a bare ``RuntimeError``."""
+
+    def __init__(
+        self, factory: Callable[[], httpx.AsyncClient], injected: httpx.AsyncClient | None
+    ) -> None:
+        self._injected = injected
+        self._injected_loop: Any = None
+        self._lock = threading.Lock()
+        self._own = PerLoop(factory, _aclose)
+
+    async def get(self, method: str | None) -> httpx.AsyncClient:
+        """The client to send with from the running loop."""
+        if self._injected is None:
+            return await self._own.aget()
+        loop = current_loop(method=method)
+        with self._lock:
+            if self._injected_loop is None:
+                self._injected_loop = loop
+            home = self._injected_loop
+        if loop is not home:
+            raise A2MEventLoopError(
+                "the injected http_client belongs to the event loop it was first used on, "
+                "and this call runs on another (nothing was sent); leave http_client out so "
+                "the client keeps a pool per loop, or make one client per loop",
+                method=method,
+            )
+        return self._injected
+
+    async def aclose(self) -> None:
+        """Close this loop's own client; the other loops' close as their loops end. An
+        injected client is never closed."""
+        await self._own.aclose_current()
+
+
+async def _aclose(client: httpx.AsyncClient) -> None:
+    await client.aclose()
 
 
 def _on_asyncio() -> bool:

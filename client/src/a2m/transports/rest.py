@@ -31,7 +31,7 @@ from a2m_types.rest import validate_namespace
 from ._base import AsyncTransport, Transport, encode_message
 from ._rest_draft import Draft
 from ._rest_wire import Exchange, HttpCall, Reply, Steps, answered, expect
-from .http import _headers, _raise_transport
+from .http import LoopClients, _headers, _raise_transport
 
 __all__ = ["AsyncRESTTransport", "RESTTransport"]
 
@@ -226,8 +226,8 @@ class AsyncRESTTransport(_Common, AsyncTransport):
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         super().__init__(base_url, namespace, token, headers)
-        self._owns_client = http_client is None
-        self._client = http_client if http_client is not None else httpx.AsyncClient()
+        # An httpx pool belongs to the loop it was opened on: one per loop when it is ours.
+        self._clients = LoopClients(httpx.AsyncClient, http_client)
 
     async def handle_async_request(
         self, request: dict[str, Any], *, timeout: float | None
@@ -249,11 +249,12 @@ class AsyncRESTTransport(_Common, AsyncTransport):
     async def _send(self, call: HttpCall, clock: _Clock, method: str | None) -> Reply:
         options = self._request(call, clock, method)
         try:
-            return _reply(await self._client.request(**options))
+            client = await self._clients.get(method)
+            return _reply(await client.request(**options))
         except httpx.TransportError as exc:
             _raise_transport(exc, method, options["url"])
 
     async def aclose(self) -> None:
-        """Close the httpx client, unless it was injected."""
-        if self._owns_client:
-            await self._client.aclose()
+        """Close the httpx client of this loop (the others' close as their loops end),
+        unless it was injected."""
+        await self._clients.aclose()
