@@ -86,8 +86,10 @@ __all__ = [
 class A2MError(Exception):
     """Base of everything this library raises about a call."""
 
-    hint: ClassVar[str] = ""
-    """What the caller can do about it; appended to the message."""
+    hint: str = ""
+    """What the caller can do about it; appended to the message. Each class has its own;
+    an error whose cause is known more closely (connection refused, an HTML page from a
+    proxy) carries one fitting that cause."""
 
     def __init__(
         self,

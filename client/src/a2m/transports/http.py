@@ -28,7 +28,6 @@ import httpx
 
 from a2m._loops import PerLoop, current_loop
 from a2m.errors import (
-    A2MConnectError,
     A2MConnectionError,
     A2MEventLoopError,
     A2MHTTPStatusError,
@@ -40,6 +39,7 @@ from a2m.errors import (
 from a2m_types import PROTOCOL_HEADER, PROTOCOL_VERSION
 
 from ._base import AsyncTransport, Transport, decode_message, encode_message
+from ._hints import check_url, connect_error, status_cause
 from ._http1 import (
     MAX_CONNECTIONS,
     MAX_IDLE,
@@ -84,7 +84,7 @@ def _retry_after(value: str | None) -> float | None:
 
 def _raise_transport(exc: httpx.TransportError, method: str | None, url: str) -> NoReturn:
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
-        raise A2MConnectError(f"could not connect to {url}: {exc}", method=method) from exc
+        raise connect_error(url, exc, method) from exc
     if isinstance(exc, httpx.PoolTimeout):  # no connection came free: nothing was sent
         raise A2MPoolTimeout(
             f"no connection to {url} came free in time: all were busy (pool timeout)",
@@ -92,7 +92,11 @@ def _raise_transport(exc: httpx.TransportError, method: str | None, url: str) ->
         ) from exc
     if isinstance(exc, httpx.TimeoutException):
         raise A2MTimeoutError(f"no answer from {url} in time ({exc})", method=method) from exc
-    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError)):
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        error = A2MConnectionError(f"cannot send to {url}: {exc}", method=method, retryable=False)
+        error.hint = "Give the URL with its scheme: http://host:port/ or https://host/."
+        raise error from exc
+    if isinstance(exc, httpx.LocalProtocolError):
         raise A2MConnectionError(
             f"cannot send to {url}: {exc}", method=method, retryable=False
         ) from exc
@@ -163,7 +167,10 @@ def _status_error(
     message = f"HTTP {status} {reason or 'error'} from {url}"
     if detail:
         message += f": {detail}"
-    return error_for_status(status)(
+    cause = status_cause(status, body, headers.get("content-type") or "", detail is not None)
+    if cause is not None:
+        message += f": {cause[0]}"
+    error = error_for_status(status)(
         message,
         status=status,
         body=text[:_BODY_SNIPPET],
@@ -172,6 +179,9 @@ def _status_error(
         code=code,
         data=data,
     )
+    if cause is not None:
+        error.hint = cause[1]
+    return error
 
 
 def _httpx_response(response: httpx.Response, method: str | None) -> dict[str, Any]:
@@ -314,7 +324,7 @@ class _HTTPParts(Generic[PoolT, ClientT]):
         http_client: ClientT | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
-        self.url = url
+        self.url = check_url(url)
         self._headers = _headers(token, headers)
         self._owns_client = http_client is None
         self._client: ClientT | None = http_client

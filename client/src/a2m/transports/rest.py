@@ -29,6 +29,7 @@ from a2m_types import REST_BASE_PATH
 from a2m_types.rest import validate_namespace
 
 from ._base import AsyncTransport, Transport, encode_message
+from ._hints import check_url, is_html
 from ._rest_draft import Draft
 from ._rest_wire import Exchange, HttpCall, Reply, Steps, answered, expect
 from .http import LoopClients, _headers, _raise_transport
@@ -81,7 +82,7 @@ class _Exchanges:
         described: Any = None
         if self.mode is None:
             reply = yield HttpCall("GET", "memory:describe")
-            if reply.status in (404, 405):
+            if reply.status in (404, 405) and not is_html(reply.content, reply.headers):
                 self.mode = "draft"
             else:
                 described = expect(reply, method)
@@ -134,7 +135,7 @@ class _Common:
         token: str | None,
         headers: Mapping[str, str] | None,
     ) -> None:
-        self._exchanges = _Exchanges(base_url, namespace)
+        self._exchanges = _Exchanges(check_url(base_url, "A2M REST base URL"), namespace)
         self._headers = _headers(token, headers)
 
     @property
