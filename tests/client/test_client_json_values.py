@@ -157,7 +157,8 @@ async def _check_every_case(client: A2MClient | AsyncA2MClient) -> None:
             # Too deep a value is named where it passes the limit, beneath ``path``.
             field = caught.value.data["field"]
             assert field == path or field.startswith((f"{path}[", f"{path}.")), (path, field)
-            assert message.startswith(f"memory/{_METHODS[method]}: {field} "), message
+            # (a path nested past reading is shortened in the message, kept whole in data)
+            assert message.startswith(f"memory/{_METHODS[method]}: {field[:60]}"), message
     assert counter.sent == 0
     listed = await run("timeline")
     assert listed.records == []
