@@ -25,6 +25,9 @@ def served(tmp_path: Path) -> Iterator[Served]:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
+    # A loaded 2-core machine lays a page out in seconds, not milliseconds: wait longer
+    # than Playwright's 5 s before calling an expectation failed.
+    sync_api.expect.set_options(timeout=20_000)
     executable = chromium_path()
     with sync_api.sync_playwright() as playwright:
         try:
