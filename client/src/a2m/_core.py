@@ -258,6 +258,15 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
     return Call(method, params, _idempotent(spec, params), plain)
 
 
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is text in UTF-8: no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _plainly_carried(value: dict[str, Any] | list[Any]) -> bool:
     """Whether ``value`` is made only of exact JSON types that JSON carries exactly, no
     deeper than :data:`MAX_JSON_DEPTH`: the usual metadata, proven without building the
@@ -272,7 +281,7 @@ def _plainly_carried(value: dict[str, Any] | list[Any]) -> bool:
             return False
         if type(item) is dict:
             for key in item:
-                if type(key) is not str or not key.isascii():
+                if type(key) is not str or not (key.isascii() or _utf8(key)):
                     return False
             entries: Iterable[Any] = item.values()
         else:
@@ -280,7 +289,7 @@ def _plainly_carried(value: dict[str, Any] | list[Any]) -> bool:
         for entry in entries:
             kind = type(entry)
             if kind is str:
-                if not entry.isascii():
+                if not entry.isascii() and not _utf8(entry):
                     return False
             elif kind is int or entry is None or kind is bool:
                 continue
@@ -306,8 +315,13 @@ def _check_carried(model: BaseModel, prefix: str) -> bool:
     for name in model.model_fields_set:
         value = values[name]
         kind = type(value)
-        # Most params are ASCII text, numbers or flags: settled here, without a call each.
-        if (kind is str and value.isascii()) or kind is int or kind is bool or value is None:
+        # Most params are text, numbers or flags: settled here, without a call each.
+        if (
+            (kind is str and (value.isascii() or _utf8(value)))
+            or kind is int
+            or kind is bool
+            or value is None
+        ):
             continue
         if name == "embedding":
             continue
