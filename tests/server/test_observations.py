@@ -242,6 +242,8 @@ def test_every_edit_and_delete_is_audited_with_who_when_before_and_after(
         seqs = [e["seq"] for e in everything]
         assert seqs == sorted(seqs, reverse=True)
         middle = everything[len(everything) // 2]["at"]
+        error = _error(bot, "memory/observations/audit", {"since": "yesterday"})
+        assert error.code == ErrorCode.INVALID_PARAMS
         later = bot.call("memory/observations/audit", {"since": middle})["entries"]
         assert later
         assert all(e["at"] >= middle for e in later)

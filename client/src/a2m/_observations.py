@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar
 
-from a2m_types import WireModel
+from a2m_types import WireModel, format_timestamp
 from a2m_types.observations import (
     OBSERVATION_METHODS,
     ObservationAuditResult,
@@ -53,7 +53,7 @@ def _listed(value: Any) -> Any:
 
 
 def _when(value: Any) -> Any:
-    return value.isoformat() if isinstance(value, datetime) else value
+    return format_timestamp(value) if isinstance(value, datetime) else value
 
 
 def remember_call(

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from ._base import Count, Params, WireModel
-from ._time import Timestamp
+from ._time import Timestamp, parse_timestamp
 from .describe import ObservationsInfo
 from .methods import MethodSpec
 from .records import Embedding
@@ -58,7 +58,15 @@ TENANT_FIELDS = frozenset(
 
 _Weight = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
 _Tag = Annotated[str, Field(min_length=1, max_length=128)]
-_Since = Annotated[Timestamp, Field(strict=False)]
+
+
+def _rfc3339(value: str) -> str:
+    parse_timestamp(value)  # refuses anything but an RFC 3339 time with an offset
+    return value
+
+
+_Since = Annotated[str, AfterValidator(_rfc3339)]
+"""An RFC 3339 time, kept as the text the caller sent (params carry plain JSON)."""
 
 
 class _TenantGuarded(Params):

@@ -19,7 +19,7 @@ from a2m_server.errors import ProtocolError
 from a2m_server.store import NewRecord, RecordFilter, StoredRecord, StoreReader, StoreWriter
 from a2m_server.store._audit import AuditQuery, AuditRow
 from a2m_server.text import query_terms
-from a2m_types import ErrorCode, new_id, to_epoch_ms
+from a2m_types import ErrorCode, new_id, parse_timestamp, to_epoch_ms
 from a2m_types.observations import (
     CLASSIFICATIONS,
     OBSERVATION_METHODS,
@@ -683,8 +683,8 @@ def audit(proto: Protocol, ctx: CallContext, params: ObservationAuditParams) -> 
         agent=agent,
         any_agent=every,
         observation_id=params.observation_id,
-        since=to_epoch_ms(params.since) if params.since is not None else None,
-        until=to_epoch_ms(params.until) if params.until is not None else None,
+        since=to_epoch_ms(parse_timestamp(params.since)) if params.since is not None else None,
+        until=to_epoch_ms(parse_timestamp(params.until)) if params.until is not None else None,
         before_seq=before_seq,
         limit=limit + 1,
     )
