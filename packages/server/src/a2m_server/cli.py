@@ -137,6 +137,21 @@ def _common_options(parser: argparse.ArgumentParser, *, default_log_level: str) 
         help="rank every lexical match by exact BM25, not within the posting budget (slower)",
     )
     parser.add_argument(
+        "--embedder",
+        metavar="NAME",
+        help="embed records and text queries that arrive without a vector: wordllama "
+        "(offline; pip install 'a2m-server[embed]'), endpoint (OpenAI-compatible, from "
+        "$A2M_EMBED_URL / $A2M_EMBED_MODEL / $A2M_EMBED_API_KEY), an entry point's name "
+        "or module:factory (default: none)",
+    )
+    parser.add_argument(
+        "--re-embed",
+        action="store_true",
+        default=None,
+        help="let an embedder of another model than the store's drop its vectors and "
+        "embed every record again, in the background",
+    )
+    parser.add_argument(
         "--capabilities",
         metavar="LIST",
         help=f"comma-separated capabilities to declare (default: all: {','.join(CAPABILITIES)})",
@@ -194,6 +209,10 @@ def _config(args: argparse.Namespace) -> ServerConfig:
             config = dataclasses.replace(config, read_only=args.read_only)
         if args.exact_ranking is not None:
             config = dataclasses.replace(config, exact_ranking=args.exact_ranking)
+        if args.embedder is not None:
+            config = dataclasses.replace(config, embedder=args.embedder or None)
+        if args.re_embed is not None:
+            config = dataclasses.replace(config, re_embed=args.re_embed)
         if args.capabilities is not None:
             names = [name.strip() for name in args.capabilities.split(",") if name.strip()]
             if not names:

@@ -14,7 +14,7 @@ from .context import CallContext
 from .core import Protocol
 from .filtering import checked_where
 from .wire import record_to_wire
-from .writes import WriteRequest, write_records
+from .writes import WriteRequest, embed_missing, write_records
 
 __all__ = ["summarize"]
 
@@ -82,6 +82,7 @@ def summarize(proto: Protocol, ctx: CallContext, params: SummarizeParams) -> dic
         write_id=None,
         explicit_tier=params.into is not None,
     )
+    embed_missing(proto, [request])
     with proto.transaction() as writer:
         (record_id,) = write_records(proto, ctx, writer, [request])
         (record,) = writer.get([record_id])

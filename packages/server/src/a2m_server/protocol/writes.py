@@ -21,6 +21,7 @@ from .tiers import enforce_capacity
 
 __all__ = [
     "WriteRequest",
+    "embed_missing",
     "forget",
     "prepare_write",
     "prepare_writes",
@@ -176,7 +177,16 @@ def _expiry(metadata: dict[str, Any] | None, now: int) -> int | None:
     return None
 
 
-def _check_widths(writer: StoreWriter, requests: Sequence[WriteRequest]) -> None:
+def embed_missing(proto: Protocol, requests: Sequence[WriteRequest]) -> None:
+    """With a server-side embedder, a vector for every record that came without one: one
+    embedder call for the batch, before any write (a failure writes nothing)."""
+    if proto.embedding is not None and "embeddings" in proto.config.capabilities:
+        proto.embedding.embed_records([request.new for request in requests])
+
+
+def _check_widths(
+    writer: StoreWriter, requests: Sequence[WriteRequest], model: str | None = None
+) -> None:
     """§3.7: the first vector fixes the width; any other width is EMBEDDING_MISMATCH. The
     store takes the width of the first vector it is given."""
     stored = writer.dimensions()
@@ -195,11 +205,15 @@ def _check_widths(writer: StoreWriter, requests: Sequence[WriteRequest]) -> None
         if width is None:
             width = len(vector)
         elif len(vector) != width:
+            speaks = f" (model {model!r})" if model else ""
+            data: dict[str, Any] = {"expected": width, "got": len(vector), "index": index}
+            if model:
+                data["model"] = model
             raise ProtocolError(
                 ErrorCode.EMBEDDING_MISMATCH,
                 f"records.{index}.embedding has {len(vector)} dimensions; this store's "
-                f"vectors have {width}",
-                {"expected": width, "got": len(vector), "index": index},
+                f"vectors have {width}{speaks}",
+                data,
             )
     raise AssertionError("unreachable: the widths differ, so one of them mismatched")
 
@@ -266,7 +280,7 @@ def write_records(
 
     A client id already seen returns the record it produced, unchanged (§3.2); a key
     already held by the owner is replaced in place (§3.6)."""
-    _check_widths(writer, requests)
+    _check_widths(writer, requests, proto.embedding_model)
     now = now_ms()
     known = _look_up(writer, requests)
     touched_tiers: set[str] = set()
@@ -400,6 +414,7 @@ def remember(proto: Protocol, ctx: CallContext, params: RememberParams) -> dict[
     requests = prepare_writes(
         proto, ctx, params.records, default_owner=default_owner, default_session=params.session
     )
+    embed_missing(proto, requests)
     with proto.transaction() as writer:
         ids = write_records(proto, ctx, writer, requests)
     return {"ids": ids}
