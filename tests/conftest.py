@@ -21,6 +21,7 @@ _STORE_MODULES = (
     "test_store_ties",
     "test_store_readers",
     "test_store_cjk",
+    "test_embed_",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")

@@ -107,13 +107,14 @@ class EmbeddingService:
 
     # --- writes and queries --------------------------------------------------------------
 
-    def embed_records(self, records: Sequence[NewRecord]) -> None:
+    def embed_records(self, records: Sequence[NewRecord]) -> bool:
         """Give every record without a vector one, in one embedder call; a caller's
         vector stays as it is. On failure: a typed error naming the embedder (nothing is
-        written), or with ``embed_failures = "lexical"`` no vector, to back-fill later."""
+        written), or with ``embed_failures = "lexical"`` no vector, to back-fill later:
+        then True, and the caller calls :meth:`wake` once the records are written."""
         missing = [record for record in records if record.embedding is None]
         if not missing:
-            return
+            return False
         try:
             vectors = self.embedder.embed([record.content for record in missing])
         except EmbedderError as exc:
@@ -121,8 +122,7 @@ class EmbeddingService:
                 log.warning(
                     "%s; %d records stored without vectors, to back-fill", exc, len(missing)
                 )
-                self._wake.set()
-                return
+                return True
             raise ProtocolError(
                 ErrorCode.INTERNAL_ERROR,
                 f"{exc}; nothing was written",
@@ -130,6 +130,11 @@ class EmbeddingService:
             ) from None
         for record, vector in zip(missing, vectors, strict=True):
             record.embedding = vector
+        return False
+
+    def wake(self) -> None:
+        """Have the back-fill look for records without vectors now."""
+        self._wake.set()
 
     def embed_query(self, text: str) -> list[float] | None:
         """The query's vector, or None when the embedder fails (recall stays lexical)."""

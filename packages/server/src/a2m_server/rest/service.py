@@ -17,7 +17,13 @@ from a2m_server.protocol.core import now_ms
 from a2m_server.protocol.filtering import checked_where
 from a2m_server.protocol.paging import decode_page_cursor, encode_page_cursor, listing_digest
 from a2m_server.protocol.reads import comparable, rank_candidates, server_query_vector
-from a2m_server.protocol.writes import embed_missing, forget, prepare_write, write_records
+from a2m_server.protocol.writes import (
+    embed_missing,
+    forget,
+    prepare_write,
+    write_records,
+    written_without_vectors,
+)
 from a2m_server.store import RecordFilter, StoredRecord, StoreReader
 from a2m_server.text import query_terms
 from a2m_types import (
@@ -109,7 +115,7 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
         raise
     address = request.new.key
     assert address is not None
-    embed_missing(proto, [request])
+    unembedded = embed_missing(proto, [request])
     with proto.transaction() as writer:
         current = writer.get_by_key(view.owner, address)
         if current is not None:
@@ -123,6 +129,8 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
                 )
         (record_id,) = write_records(proto, ctx, writer, [request])
         stored = writer.get([record_id], embeddings=True)
+    if unembedded:
+        written_without_vectors(proto)
     if not stored:
         # Written, then evicted at once by a tier that drops what no longer fits.
         raise RestError(
