@@ -85,6 +85,10 @@ class EndpointEmbedder:
             raise EmbedderError(self.name, f"{self.url} answered HTTP {exc.code}") from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
+            if isinstance(reason, TimeoutError):
+                raise EmbedderError(
+                    self.name, f"{self.url} did not answer within {self._timeout:g} s"
+                ) from None
             raise EmbedderError(self.name, f"{self.url} is unreachable ({reason})") from None
         except ValueError:
             raise EmbedderError(self.name, f"{self.url} answered something not JSON") from None
