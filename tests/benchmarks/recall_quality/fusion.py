@@ -146,6 +146,51 @@ def rrf_blend(candidates: Sequence[ranking.Candidate], **kwargs: Any) -> list[st
     return [c.id for c in ordered[:TOP_K]]
 
 
+def weighted(
+    candidates: Sequence[ranking.Candidate], weight: float, lexical_norm: str, vector_norm: str
+) -> dict[str, float]:
+    """A weighted sum of the two relevances under one normalisation each: lexical over
+    its maximum (``max``) or min-max; similarity min-max, ``raw`` or as a cosine
+    (``cos``: 2 * similarity - 1, cosine metric only)."""
+    lexical = [c.lexical for c in candidates if c.lexical is not None]
+    similar = [c.similarity for c in candidates if c.similarity is not None]
+    low_l, high_l = min(lexical, default=0.0), max(lexical, default=1.0)
+    low_v, high_v = min(similar, default=0.0), max(similar, default=1.0)
+    out = {}
+    for c in candidates:
+        lex = vec = 0.0
+        if c.lexical is not None:
+            lex = (
+                c.lexical / high_l
+                if lexical_norm == "max"
+                else (c.lexical - low_l) / ((high_l - low_l) or 1)
+            )
+        if c.similarity is not None:
+            if vector_norm == "minmax":
+                vec = (c.similarity - low_v) / ((high_v - low_v) or 1)
+            elif vector_norm == "raw":
+                vec = c.similarity
+            else:
+                vec = max(2 * c.similarity - 1, 0.0)
+        out[c.id] = weight * lex + (1 - weight) * vec
+    return out
+
+
+def with_relevance(
+    candidates: Sequence[ranking.Candidate], relevance: dict[str, float], **kwargs: Any
+) -> list[str]:
+    """Top ids by ``relevance`` times the server's salience and recency blend."""
+    now, half_lives = kwargs["now"], kwargs["half_lives"]
+
+    def score(c: ranking.Candidate) -> float:
+        recency = ranking.recency_score(c.created_at, now, half_lives.get(c.tier))
+        salience = 1 - math.exp(-max(c.salience, 0.0))
+        return round(relevance[c.id] * (0.9 + 0.05 * recency + 0.05 * salience), 6)
+
+    ordered = sorted(candidates, key=lambda c: (-score(c), -c.created_at, c.id))
+    return [c.id for c in ordered[:TOP_K]]
+
+
 def reblend(captured: Captured, weight: float) -> list[list[str]]:
     """The server's hybrid over the captured candidates with another lexical weight."""
     saved = ranking.LEXICAL_WEIGHT
@@ -176,6 +221,18 @@ def quality(workdir: Path, tune: bool) -> None:
             s = split_scores(questions, out[label], split)
             print(f"{label:<20} {split:<8} {s['R@1']:6.3f} {s['R@5']:6.3f} {s['MRR']:6.3f}")
     if tune:
+        print("\nnormalisations (lexical, vector) and weights, tuning half: R@1 R@5 MRR")
+        for lexical_norm in ("max", "minmax"):
+            for vector_norm in ("minmax", "raw", "cos"):
+                cells = []
+                for weight in (0.3, 0.5, 0.7):
+                    ranked = [
+                        with_relevance(c, weighted(c, weight, lexical_norm, vector_norm), **kw)
+                        for c, kw in captured
+                    ]
+                    s = split_scores(questions, ranked, "tune")
+                    cells.append(f"{weight}: {s['R@1']:.3f} {s['R@5']:.3f} {s['MRR']:.3f}")
+                print(f"{lexical_norm:<7} {vector_norm:<7} " + "   ".join(cells))
         print(f"\nlexical weight, tuning half (server: {ranking.LEXICAL_WEIGHT})")
         for weight in WEIGHTS:
             s = split_scores(questions, reblend(captured, weight), "tune")
