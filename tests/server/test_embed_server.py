@@ -72,7 +72,9 @@ def test_describe_declares_the_embedders_model_and_width_before_any_vector() -> 
 
 
 def test_an_unknown_embedder_is_refused_naming_what_is_offered() -> None:
-    with pytest.raises(ValueError, match=r"unknown embedder 'nope': offered are endpoint, wordllama"):
+    with pytest.raises(
+        ValueError, match=r"unknown embedder 'nope': offered are endpoint, wordllama"
+    ):
         A2MServer(config("nope"))
 
 
@@ -298,3 +300,46 @@ class _FailingAfterTwo(embed_support.TopicEmbedder):
     def __init__(self, model: str = "topics-8", dims: int = 8) -> None:
         super().__init__(model, dims)
         self.fail_after = 2
+
+
+# --- the other ways in --------------------------------------------------------------------
+
+
+def test_rest_entries_and_summaries_are_embedded_and_a_text_query_ranks_by_meaning(
+    server: A2MServer,
+) -> None:
+    sys.path.insert(0, str(Path(__file__).parents[1] / "rest"))
+    from rest_support import Rest
+
+    from a2m_testing.servers import serve_http
+
+    with serve_http(server) as url:
+        rest = Rest(url)
+        try:
+            stored = rest.write("team", "weather", "semantic", "storm over the hills")
+            rest.write("team", "food", "semantic", "garlic pasta tonight")
+            assert stored["embedding"] == pytest.approx(
+                embed_support.vector("storm over the hills")
+            )
+            response = rest.query("team", {"query": "rain", "top_k": 2})
+        finally:
+            rest.close()
+    assert response.status_code == 200, response.text
+    assert [r["entry"]["key"] for r in response.json()] == ["weather", "food"]
+    peer = server.connect()
+    (summary,) = peer.call("memory/summarize", {"query": "storm"})["records"]
+    (record,) = peer.call(
+        "memory/timeline", {"where": {"id": [summary["id"]]}, "embeddings": True}
+    )["records"]
+    assert record["embedding"] == pytest.approx(embed_support.vector(record["content"]))
+
+
+def test_a_read_only_server_embeds_queries_and_checks_the_model(tmp_path: Path) -> None:
+    db = tmp_path / "ro.db"
+    with A2MServer(config(), db=db) as server:
+        server.connect().call("memory/remember", {"records": [{"content": "rain at noon"}]})
+    with A2MServer(config(read_only=True), db=db) as server:
+        found = server.connect().call("memory/recall", {"query": "storm"})["records"]
+        assert [r["content"] for r in found] == ["rain at noon"]
+    with pytest.raises(ValueError, match="read-only server cannot re-embed"):
+        A2MServer(config("embed_support:wide_topics", read_only=True), db=db)
