@@ -43,8 +43,9 @@ class A2MServer:
 
     ``A2MServer()`` is a private in-memory store with every capability; pass ``db`` for a
     SQLite file or a ``postgresql://`` URL (``vector_index="hnsw"`` indexes its vectors
-    approximately), ``config`` to change capabilities, tiers or limits, or ``store`` for
-    another backend. Thread-safe: bindings may call connections from many threads at once."""
+    approximately), ``config`` to change capabilities, tiers or limits (or to embed
+    records and queries server-side: ``ServerConfig(embedder="wordllama")``), or
+    ``store`` for another backend. Thread-safe: bindings may call connections from many threads at once."""
 
     def __init__(
         self,
