@@ -343,3 +343,35 @@ def test_a_read_only_server_embeds_queries_and_checks_the_model(tmp_path: Path) 
         assert [r["content"] for r in found] == ["rain at noon"]
     with pytest.raises(ValueError, match="read-only server cannot re-embed"):
         A2MServer(config("embed_support:wide_topics", read_only=True), db=db)
+
+
+@pytest.mark.sqlite_only("runs the CLI on a store file")
+def test_export_and_import_ignore_the_configured_embedder(tmp_path: Path) -> None:
+    db = tmp_path / "moved.db"
+    with A2MServer(config(), db=db) as server:
+        server.connect().call("memory/remember", {"records": [{"content": "rain"}]})
+    settings = tmp_path / "a2m.toml"
+    settings.write_text('embedder = "embed_support:wide_topics"\n', encoding="utf-8")
+    command = [sys.executable, "-m", "a2m_server"]
+    exported = subprocess.run(
+        [*command, "export", "--db", str(db), "--config", str(settings)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert exported.returncode == 0, exported.stderr
+    dump = tmp_path / "dump.jsonl"
+    dump.write_bytes(exported.stdout)
+    imported = subprocess.run(
+        [
+            *command,
+            "import",
+            str(dump),
+            "--db",
+            str(tmp_path / "new.db"),
+            "--config",
+            str(settings),
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    assert imported.returncode == 0, imported.stderr

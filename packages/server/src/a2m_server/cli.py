@@ -321,7 +321,8 @@ def _export(args: argparse.Namespace, config: ServerConfig) -> int:
     from .transfer import export_records
 
     _require_existing_store(args.db, "export")
-    server = _open_server(args, config)
+    # Moving records embeds nothing: a served store back-fills what the dump lacks.
+    server = _open_server(args, dataclasses.replace(config, embedder=None))
     progress = _Progress("exported")
     try:
         count = export_records(server.store, sys.stdout, progress=progress.update)
@@ -354,7 +355,7 @@ def _import(args: argparse.Namespace, config: ServerConfig) -> int:
         source.seek(0)
         path = _store_path(args.db)
         created = path is not None and not path.exists()
-        server = _open_server(args, config)
+        server = _open_server(args, dataclasses.replace(config, embedder=None))
         if created:
             log.warning("created a new store at %s", path)
         progress = _Progress("imported")
