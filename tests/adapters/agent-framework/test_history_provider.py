@@ -228,3 +228,24 @@ async def test_damaged_records_are_skipped_with_a_warning(
     assert "holds no message" in caplog.text
     await provider.clear("s-d")
     assert await provider.get_messages("s-d") == []
+
+
+def test_one_provider_serves_several_event_loops(a2m_http_url: str) -> None:
+    """Sync callers run each call on a loop of their own (``asyncio.run``, worker threads):
+    the provider, and the client it opened, serve them in turn and at once."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    provider = A2MHistoryProvider(url=a2m_http_url)
+
+    def save(n: int) -> None:
+        asyncio.run(provider.save_messages("loops", [Message(role="user", contents=[f"m{n}"])]))
+
+    save(0)
+    save(1)
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(save, range(2, 6)))
+    texts = [m.text for m in asyncio.run(provider.get_messages("loops"))]
+    assert texts[:2] == ["m0", "m1"]
+    assert sorted(texts[2:]) == [f"m{n}" for n in range(2, 6)]
+    asyncio.run(provider.aclose())

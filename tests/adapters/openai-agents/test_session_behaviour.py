@@ -193,3 +193,32 @@ async def test_another_framework_reads_the_conversation_with_its_provenance(
     assert answer["session"] == "trip"
     assert by_text['get_weather({"city": "Lyon"})']["role"] == "assistant"
     assert by_text["Sunny, 24°C"]["role"] == "tool"
+
+
+def test_one_session_serves_several_event_loops(a2m_http_url: str) -> None:
+    """Sync callers run each call on a loop of their own (``asyncio.run``, worker threads):
+    the session, and the client it opened, serve them in turn and at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agents import Agent, Runner
+    from oai_fake_model import ScriptedModel, said
+
+    model = ScriptedModel([[said("one")], [said("two")]])
+    agent = Agent(name="looper", model=model)
+    session = A2MSession("loops", url=a2m_http_url)
+    for text in ("first", "second"):
+        asyncio.run(Runner.run(agent, text, session=session))
+
+    def add(n: int) -> None:
+        asyncio.run(session.add_items([{"role": "user", "content": f"thread {n}"}]))
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(add, range(4)))
+    stored = asyncio.run(session.get_items())
+    texts = [
+        item["content"] if isinstance(item["content"], str) else item["content"][0]["text"]
+        for item in stored
+    ]
+    assert texts[:4] == ["first", "one", "second", "two"]
+    assert sorted(texts[4:]) == [f"thread {n}" for n in range(4)]
+    asyncio.run(session.aclose())
