@@ -5,6 +5,7 @@ asynchronous client, with both surfaces. What each method costs is in
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
@@ -67,7 +68,7 @@ class A2MSaver(BaseCheckpointSaver[str]):
     ) -> None:
         super().__init__(serde=serde)
         self.client = client
-        self.settings = SaverSettings(
+        self._settings = SaverSettings(
             root=validate_namespace(namespace),
             serde=self.serde,
             source_framework=source_framework,
@@ -75,6 +76,15 @@ class A2MSaver(BaseCheckpointSaver[str]):
             transcript=transcript,
         )
         self._loop: asyncio.AbstractEventLoop | None = _running_loop()
+
+    @property
+    def settings(self) -> SaverSettings:
+        """What the plans run with, holding the saver's serializer as it is now: LangGraph
+        compiles a graph with a clone whose serializer allows the graph's own types
+        (:meth:`with_allowlist`), which must be the one that reads its checkpoints."""
+        if self._settings.serde is not self.serde:
+            self._settings = dataclasses.replace(self._settings, serde=self.serde)
+        return self._settings
 
     # --- the two drivers ----------------------------------------------------------------
 
