@@ -175,6 +175,20 @@ class A2MSaver(BaseCheckpointSaver[str]):
         a thread using delta channels is left whole by ``keep_latest``."""
         self._run(plan_prune(thread_ids, strategy, self.settings))
 
+    def __enter__(self) -> A2MSaver:
+        """``with saver:`` as with LangGraph's own savers; leaving closes nothing, since
+        the client is the caller's."""
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    async def __aenter__(self) -> A2MSaver:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        return None
+
     def close_thread(self, thread_id: str) -> None:
         """End the thread's A2M session so its records settle (§4.11); the checkpoints
         stay and the thread can still resume."""

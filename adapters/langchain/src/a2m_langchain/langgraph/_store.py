@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import Awaitable, Callable, Iterable
 
 from langchain_core.embeddings import Embeddings
@@ -104,6 +105,19 @@ class A2MStore(BaseStore):
         """:meth:`batch` in a worker thread, so the event loop never waits on the network."""
         return await asyncio.to_thread(self.batch, list(ops))
 
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: int | None = None
+    ) -> concurrent.futures.Future[None]:
+        """What ``PostgresStore.start_ttl_sweeper`` starts, the server runs already: an
+        expired item is gone from every read. Returns a finished future."""
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        done.set_result(None)
+        return done
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Nothing to stop (see :meth:`start_ttl_sweeper`); returns ``True``."""
+        return True
+
 
 class AsyncA2MStore(BaseStore):
     """:class:`A2MStore` over an :class:`~a2m.AsyncA2MClient`: ``abatch`` is native.
@@ -171,6 +185,15 @@ class AsyncA2MStore(BaseStore):
                     description = self.client.description or await self.client.describe()
                     settings.layout = Layout.of(description)
         return await adrive(plan_batch(ops, settings), self.client, self.embeddings)
+
+    async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> None:
+        """What ``AsyncPostgresStore.start_ttl_sweeper`` starts, the server runs already:
+        an expired item is gone from every read."""
+        return
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Nothing to stop (see :meth:`start_ttl_sweeper`); returns ``True``."""
+        return True
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`abatch` on the store's running event loop, from another thread."""
