@@ -184,7 +184,8 @@ class AsyncA2MStore(BaseStore):
                 if settings.layout is None:
                     description = self.client.description or await self.client.describe()
                     settings.layout = Layout.of(description)
-        return await adrive(plan_batch(ops, settings), self.client, self.embeddings)
+        plan = plan_batch(ops, settings, checked=True)  # abatch checked each op
+        return await adrive(plan, self.client, self.embeddings)
 
     async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> None:
         """What ``AsyncPostgresStore.start_ttl_sweeper`` starts, the server runs already:

@@ -13,8 +13,8 @@ Its calls, whatever the number of operations:
   with a filter adds one ``memory/timeline`` for its winners' vectors;
   without one, a ``memory/timeline`` per page until the page asked for is full (one page
   on a server without a timeline cursor);
-- each distinct ``ListNamespacesOp``: a ``memory/timeline`` per ``max_recall_limit`` records
-  beneath its literal prefix;
+- each distinct literal prefix of the ``ListNamespacesOp``: a ``memory/timeline`` per
+  ``max_recall_limit`` records beneath it;
 - all ``PutOp`` with a value: one embedding call and one ``memory/remember`` (per
   ``max_records_per_call``); then all deletes: one ``memory/forget`` (per 500 keys),
   so a put the server refuses leaves the batch's deletes undone;
@@ -76,12 +76,16 @@ class StoreSettings:
     """``IndexConfig.distance_type``: ``cosine``, ``inner_product`` or ``l2``."""
 
 
-def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]:
-    """The calls that carry out ``ops``; returns their results in order."""
+def plan_batch(
+    ops: Iterable[Op], settings: StoreSettings, *, checked: bool = False
+) -> Plan[list[Result]]:
+    """The calls that carry out ``ops``; returns their results in order. ``checked``:
+    every op has passed :func:`check_op` already."""
     ops = [_normalised(op) for op in ops]
     puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
     for op in ops:
-        check_op(op, settings.root)
+        if not checked:
+            check_op(op, settings.root)
         if isinstance(op, PutOp):
             puts[(op.namespace, op.key)] = op
     if settings.layout is None:
@@ -104,6 +108,7 @@ def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]
                     _note_refresh(refresh, record)
     # Identical reads (as merged concurrent calls often hold) are answered once.
     answered: dict[str, Result] = {}
+    scanned: dict[str, list[Record]] = {}
     for i, op in enumerate(ops):
         if not isinstance(op, (SearchOp, ListNamespacesOp)):
             continue
@@ -118,7 +123,7 @@ def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]
                 for _, record in hits:
                     _note_refresh(refresh, record)
         else:
-            results[i] = yield from list_namespaces(op, settings, layout)
+            results[i] = yield from list_namespaces(op, settings, layout, scanned)
         answered[same] = results[i]
 
     if refresh:

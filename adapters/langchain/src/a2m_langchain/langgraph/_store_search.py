@@ -356,10 +356,14 @@ def _hit(
 
 
 def list_namespaces(
-    op: ListNamespacesOp, settings: StoreSettings, layout: Layout
+    op: ListNamespacesOp,
+    settings: StoreSettings,
+    layout: Layout,
+    scanned: dict[str, list[Record]] | None = None,
 ) -> Plan[list[tuple[str, ...]]]:
     """The namespaces holding items that match ``op``, sorted, truncated to ``max_depth``:
-    one timeline beneath the conditions' literal prefix."""
+    one timeline beneath the conditions' literal prefix (shared, through ``scanned``, by
+    the listings of one batch beneath the same prefix)."""
     literal: list[str] = []
     for condition in op.match_conditions or ():
         if condition.match_type == "prefix":
@@ -368,7 +372,12 @@ def list_namespaces(
                     break
                 literal.append(label)
             break
-    records = yield from scan(namespace_path(literal, settings.root), layout)
+    prefix = namespace_path(literal, settings.root)
+    if scanned is None or prefix not in scanned:
+        records = yield from scan(prefix, layout)
+        if scanned is not None:
+            scanned[prefix] = records
+    records = scanned[prefix] if scanned is not None else records
     spaces: set[tuple[str, ...]] = set()
     for record in records:
         item = to_item(record, settings.root)
