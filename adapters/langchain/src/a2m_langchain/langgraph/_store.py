@@ -177,6 +177,14 @@ class AsyncA2MStore(BaseStore):
     async def _run(self, ops: list[Op]) -> list[Result]:
         settings = self._config.settings
         if settings.layout is None:
+            merger = self._merger
+            if merger is None or merger.loop is not asyncio.get_running_loop():
+                # A call from a loop other than the store's: the lock belongs to that one.
+                description = self.client.description or await self.client.describe()
+                settings.layout = Layout.of(description)
+                return await adrive(
+                    plan_batch(ops, settings, checked=True), self.client, self.embeddings
+                )
             # Single flight: one describe, however many batches are waiting on it.
             if self._describing is None:
                 self._describing = asyncio.Lock()
