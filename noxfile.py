@@ -16,7 +16,14 @@ import nox
 nox.options.default_venv_backend = "none"
 nox.options.error_on_missing_interpreters = True
 
-PACKAGES = ["packages/types/src", "packages/server/src", "packages/testing/src", "client/src"]
+# adapters/a2e has no framework: it is type-checked and tested in the workspace sessions.
+PACKAGES = [
+    "packages/types/src",
+    "packages/server/src",
+    "packages/testing/src",
+    "client/src",
+    "adapters/a2e/src",
+]
 TEST_SUITES = {
     "types": ["tests/types"],
     "server": ["tests/server"],
@@ -25,6 +32,7 @@ TEST_SUITES = {
     "testing": ["tests/testing"],
     "adapter": ["tests/adapter"],
     "examples": ["tests/examples"],
+    "a2e": ["tests/adapters/a2e"],
 }
 
 # The workspace's own distributions, installed editable into every framework environment.
@@ -63,6 +71,8 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     "autogen": ("autogen", ["agentchat"], ["autogen-ext>=0.7.5,<0.8"]),
     # The side-by-side peers: Agno's SqliteDb (SQLAlchemy, asyncio: greenlet) and LanceDb.
     "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0", "lancedb>=0.20"]),
+    # MCP 2.x: outside the uv workspace (CrewAI pins mcp<2), so only ever installed here.
+    "mcp": ("mcp", [], []),
 }
 
 
@@ -184,9 +194,14 @@ BENCH_QUICK = {
     "bench_langgraph.py": ["--items", "200", "--gets", "200", "--searches", "50"],
     "bench_autogen.py": ["--contents", "200", "--queries", "50"],
     "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
+    "bench_a2e.py": ["--messages", "200", "--batch", "50", "--batches", "10", "--queries", "50"],
+    "bench_mcp.py": ["--calls", "100", "--entities", "1000", "--lookups", "20"],
 }
 # Benchmarks whose peer lives in a dependency group of its own.
 BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
+# Benchmarks of a distribution kept out of the workspace: run in a throwaway environment of
+# the local packages and that distribution (a2m-mcp needs mcp 2, CrewAI pins mcp<2).
+BENCH_ISOLATED = {"bench_mcp.py": "adapters/mcp"}
 
 
 @nox.session(default=False)
@@ -198,7 +213,22 @@ def bench(session: nox.Session) -> None:
     for script in sorted(Path("tests/benchmarks").glob("bench_*.py")):
         options = [] if full else BENCH_QUICK.get(script.name, [])
         group = BENCH_GROUPS.get(script.name)
-        if group:
+        isolated = BENCH_ISOLATED.get(script.name)
+        if isolated:
+            editables = [
+                arg for path in [*LOCAL_PACKAGES, isolated] for arg in ("--with-editable", path)
+            ]
+            session.run(
+                "uv",
+                "run",
+                "--isolated",
+                "--no-project",
+                *editables,
+                "python",
+                str(script),
+                *options,
+            )
+        elif group:
             session.run("uv", "run", "--group", group, "python", str(script), *options)
         else:
             session.run("python", str(script), *options)
