@@ -15,6 +15,7 @@ from store_kit import DIMS, CountingServer, WordHashEmbeddings
 
 from a2m import A2MClient, A2MError, AsyncA2MClient, InvalidParams
 from a2m_langchain.langgraph import A2MStore, AsyncA2MStore, ValueRefused
+from a2m_langchain.langgraph._items import MAX_VALUE_DEPTH
 from a2m_server.server import A2MServer
 
 
@@ -163,6 +164,8 @@ HOSTILE: list[tuple[str, Any]] = [
     ("int key", {"nested": {1: "one"}}),
     ("object", {"when": object()}),
     ("deep", _deep(5000)),
+    ("one level too deep", _deep(MAX_VALUE_DEPTH)),
+    ("lone surrogate", {"text": "\ud800"}),
 ]
 
 
@@ -177,6 +180,15 @@ def test_values_json_cannot_carry_are_refused_before_writing(
     assert isinstance(refused.value, InvalidParams)
     assert "value" in str(refused.value)
     assert [i.key for i in store.search(("h",))] == ["before"]  # nothing written, nothing lost
+
+
+def test_a_value_as_deep_as_allowed_round_trips(client: A2MClient) -> None:
+    value = _deep(MAX_VALUE_DEPTH - 1)  # the value is one level, each {"x": …} another
+    store = A2MStore(client)
+    store.put(("d",), "deep", value)
+    got = store.get(("d",), "deep")
+    assert got is not None
+    assert got.value == value
 
 
 def test_a_value_reaches_the_client_as_it_was_put(

@@ -17,6 +17,7 @@ from langgraph.store.base import Item, SearchItem
 
 from a2m import InvalidParams, Record
 from a2m_types import parse_timestamp
+from a2m_types.json_values import MAX_JSON_DEPTH, JSONValueError, check_json_value
 
 from ._addressing import parse_address
 
@@ -43,9 +44,10 @@ VALUE_UPDATED_AT = "value_updated_at"
 """Set when a TTL refresh rewrites a record: when its value last changed."""
 
 
-MAX_VALUE_DEPTH = 256
-"""How deeply a value's lists and objects may nest: deeper ones are refused before
-anything is sent, since JSON codecs and databases stop near a thousand levels."""
+MAX_VALUE_DEPTH = MAX_JSON_DEPTH - 1
+"""How deeply a value's objects and lists may nest (the value itself is level 1): a
+record's JSON may nest :data:`a2m_types.json_values.MAX_JSON_DEPTH` levels, and the value
+sits inside ``metadata``."""
 
 
 class ValueRefused(InvalidParams, TypeError):
@@ -61,39 +63,17 @@ class ValueRefused(InvalidParams, TypeError):
 
 
 def checked_value(value: Any, where: str = "value") -> dict[str, Any]:
-    """``value`` as a plain dict, after checking it survives JSON exactly (the value
-    itself is sent as it is: nothing is converted on the way)."""
+    """``value`` as a plain dict, after checking it survives JSON exactly, by the check
+    the client and the server share (the value itself is sent as it is: nothing is
+    converted on the way)."""
     if not isinstance(value, Mapping):
         raise ValueRefused(f"{where} must be a mapping, not {type(value).__name__}")
-    _check_json(value, where)
-    return dict(value)
-
-
-def _check_json(value: Any, where: str) -> None:
-    # Iterative, so a deep value is refused by name rather than by RecursionError.
-    pending: list[tuple[Any, str, int]] = [(value, where, 0)]
-    while pending:
-        item, path, depth = pending.pop()
-        if item is None or isinstance(item, (str, bool, int)):
-            continue
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                raise ValueRefused(f"{path} is {item}, which JSON cannot carry")
-            continue
-        if isinstance(item, (Mapping, list)) and depth >= MAX_VALUE_DEPTH:
-            raise ValueRefused(f"{path} nests deeper than {MAX_VALUE_DEPTH} levels")
-        if isinstance(item, Mapping):
-            for name, entry in item.items():
-                if not isinstance(name, str):
-                    raise ValueRefused(f"{path} has the key {name!r}; JSON object keys are strings")
-                pending.append((entry, f"{path}.{name}", depth + 1))
-            continue
-        if isinstance(item, list):
-            pending.extend((entry, f"{path}[{i}]", depth + 1) for i, entry in enumerate(item))
-            continue
-        raise ValueRefused(
-            f"{path} is a {type(item).__name__}, which would not come back from JSON as one"
-        )
+    plain = dict(value)
+    try:
+        check_json_value(plain, where, max_depth=MAX_VALUE_DEPTH)
+    except JSONValueError as refused:
+        raise ValueRefused(str(refused)) from None
+    return plain
 
 
 def readable_content(value: Mapping[str, Any], limit: int) -> str:
