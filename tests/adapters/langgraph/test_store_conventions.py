@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -56,6 +58,33 @@ def test_one_describe_however_many_batches_wait(server: A2MServer) -> None:
             await asyncio.gather(*(store.abatch([PutOp(("d",), f"k{i}", {})]) for i in range(50)))
 
     asyncio.run(run())
+    assert counting.calls["memory/describe"] == 1
+
+
+class _SlowDescribe(CountingServer):
+    """Answers describe after 50 ms, so threads starting together all wait on it."""
+
+    def connect(self, **options: Any) -> Any:
+        inner = super().connect(**options)
+
+        class Slow:
+            def handle(self, message: str) -> str | None:
+                if '"memory/describe"' in message:
+                    time.sleep(0.05)
+                return inner.handle(message)  # type: ignore[no-any-return]
+
+            def close(self) -> None:
+                inner.close()
+
+        return Slow()
+
+
+def test_threads_sharing_a_sync_store_describe_once(server: A2MServer) -> None:
+    counting = _SlowDescribe(server)
+    with A2MClient.in_process(counting) as client:
+        store = A2MStore(client)
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            list(pool.map(lambda i: store.get(("t",), f"k{i}"), range(200)))
     assert counting.calls["memory/describe"] == 1
 
 

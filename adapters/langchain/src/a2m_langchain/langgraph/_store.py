@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 
 from langchain_core.embeddings import Embeddings
@@ -96,10 +97,17 @@ class A2MStore(BaseStore):
         self.index_config = self._config.index_config
         self.embeddings = self._config.embeddings
         self.ttl_config = ttl
+        self._describing = threading.Lock()
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in a bounded number of A2M calls (see the module docs)."""
-        return drive(plan_batch(ops, self._config.settings), self.client, self.embeddings)
+        settings = self._config.settings
+        if settings.layout is None:
+            with self._describing:  # one describe, however many threads wait on it
+                if settings.layout is None:
+                    description = self.client.description or self.client.describe()
+                    settings.layout = Layout.of(description)
+        return drive(plan_batch(ops, settings), self.client, self.embeddings)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`batch` in a worker thread, so the event loop never waits on the network."""
