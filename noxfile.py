@@ -159,6 +159,14 @@ for _name, (_adapter, _extras, _extra) in FRAMEWORKS.items():
     _framework_session(_name, _adapter, _extras, _extra)
 
 
+@nox.session(name="tests-ui")
+def tests_ui(session: nox.Session) -> None:
+    """The agent memory page (/ui/) in a real headless Chromium against a real
+    ``a2m-server serve``, and its handlers without a browser. Uses the system Chromium
+    (``.ci/run`` installs Debian's) or Playwright's own browser install."""
+    session.run("pytest", "tests/ui", *session.posargs)
+
+
 @nox.session
 def interop(session: nox.Session) -> None:
     """The N-by-N interop matrix: every framework's adapter, the raw client and REST, on one
@@ -196,6 +204,7 @@ BENCH_QUICK = {
     "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
     "bench_a2e.py": ["--messages", "200", "--batch", "50", "--batches", "10", "--queries", "50"],
     "bench_mcp.py": ["--calls", "100", "--entities", "1000", "--lookups", "20"],
+    "bench_ui.py": ["--sizes", "1000", "--rounds", "3", "--hops", "5"],
 }
 # Benchmarks whose peer lives in a dependency group of its own.
 BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
