@@ -102,12 +102,15 @@ class A2MStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in a bounded number of A2M calls (see the module docs)."""
         settings = self._config.settings
+        ops = list(ops)
+        for op in ops:
+            check_op(op, settings.root)  # a refused batch sends nothing, describe included
         if settings.layout is None:
             with self._describing:  # one describe, however many threads wait on it
                 if settings.layout is None:
                     description = self.client.description or self.client.describe()
                     settings.layout = Layout.of(description)
-        return drive(plan_batch(ops, settings), self.client, self.embeddings)
+        return drive(plan_batch(ops, settings, checked=True), self.client, self.embeddings)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`batch` in a worker thread, so the event loop never waits on the network."""
