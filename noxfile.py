@@ -52,6 +52,7 @@ OFFLINE_ENV = {
     "CREWAI_DISABLE_TRACKING": "true",
     "CREWAI_TRACING_ENABLED": "false",
     "OTEL_SDK_DISABLED": "true",
+    "OPENAI_AGENTS_DISABLE_TRACING": "1",
     "AGNO_TELEMETRY": "false",
     "ANONYMIZED_TELEMETRY": "false",
     "LANGCHAIN_TRACING_V2": "false",
@@ -73,6 +74,23 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0", "lancedb>=0.20"]),
     # MCP 2.x: outside the uv workspace (CrewAI pins mcp<2), so only ever installed here.
     "mcp": ("mcp", [], []),
+    # Not a workspace member: openai-agents needs openai>=3, CrewAI's LiteLLM openai<3. The
+    # LangChain adapter is installed beside it to read an Agents SDK conversation back.
+    "openai-agents": ("openai-agents", [], ["-e", "adapters/langchain", "anyio>=4"]),
+    # Not a workspace member either, so its pins stay its own. The AutoGen and LangGraph
+    # adapters are installed beside it: its tests read what they wrote, and the reverse.
+    "agent-framework": (
+        "agent-framework",
+        [],
+        [
+            "-e",
+            "adapters/autogen",
+            "-e",
+            "adapters/langchain[langgraph]",
+            "agent-framework-orchestrations>=1.4,<2",
+            "anyio>=4",
+        ],
+    ),
 }
 
 
@@ -213,13 +231,20 @@ BENCH_QUICK = {
     "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
     "bench_a2e.py": ["--messages", "200", "--batch", "50", "--batches", "10", "--queries", "50"],
     "bench_mcp.py": ["--calls", "100", "--entities", "1000", "--lookups", "20"],
+    "bench_openai_agents.py": ["--items", "400", "--reads", "50"],
+    "bench_agent_framework.py": ["--messages", "400", "--reads", "20"],
     "bench_ui.py": ["--sizes", "1000", "--rounds", "3", "--hops", "5"],
 }
 # Benchmarks whose peer lives in a dependency group of its own.
 BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
 # Benchmarks of a distribution kept out of the workspace: run in a throwaway environment of
-# the local packages and that distribution (a2m-mcp needs mcp 2, CrewAI pins mcp<2).
-BENCH_ISOLATED = {"bench_mcp.py": "adapters/mcp"}
+# the local packages and that distribution (a2m-mcp needs mcp 2, CrewAI pins mcp<2;
+# openai-agents needs openai 3, CrewAI's LiteLLM openai 2).
+BENCH_ISOLATED = {
+    "bench_mcp.py": "adapters/mcp",
+    "bench_openai_agents.py": "adapters/openai-agents",
+    "bench_agent_framework.py": "adapters/agent-framework",
+}
 
 
 @nox.session(default=False)
