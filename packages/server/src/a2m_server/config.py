@@ -195,6 +195,16 @@ class ServerConfig:
     """Rank every lexical match by exact BM25 instead of within the posting budget: the
     same order on stores where some query word is rare, much slower where every query
     word is in a large share of the records (``tests/benchmarks/bench_quality.py``)."""
+    embedder: str | None = None
+    """The server-side embedder (``wordllama``, ``endpoint``, an entry point's name or
+    ``module:factory``; ``a2m_server.embedders``): records and text-only queries that
+    arrive without a vector get one. None (the default) embeds nothing."""
+    embed_failures: Literal["fail", "lexical"] = "fail"
+    """When the embedder fails on a write: ``fail`` refuses the write, naming the
+    embedder; ``lexical`` stores the records without vectors and back-fills them."""
+    re_embed: bool = False
+    """Let an embedder whose model differs from the one that made the store's vectors
+    drop them and embed every record again (in the background)."""
 
     def __post_init__(self) -> None:
         unknown = set(self.capabilities) - set(CAPABILITIES)
@@ -215,6 +225,8 @@ class ServerConfig:
                 raise ValueError(f"limits.{name} must be at least 1")
         if self.event_retention < 1:
             raise ValueError("event_retention must be at least 1")
+        if self.embed_failures not in ("fail", "lexical"):
+            raise ValueError(f"embed_failures must be fail or lexical, not {self.embed_failures!r}")
         self._check_observation_tier()
 
     def _check_observation_tier(self) -> None:

@@ -7,10 +7,16 @@ Relevance decides; salience and recency only reorder records of similar relevanc
 
 where ``recency`` halves every tier half-life and ``s = 1 - exp(-salience)``. Relevance
 is BM25 over the best BM25 among the candidates for a text query, the vector similarity
-for a vector query, and for both at once reciprocal rank fusion (Cormack et al. 2009):
-``sum(1 / (RRF_K + rank))`` over the lexical and vector rankings, over its largest
-possible value ``2 / (RRF_K + 1)``, so a record near the top of both lists beats one at
-the top of a single list, and neither signal's scale can drown the other's."""
+for a vector query, and for both at once a weighted sum of the two, each normalised over
+the candidates (the hybrid):
+
+    relevance = LEXICAL_WEIGHT * bm25 / best bm25
+              + (1 - LEXICAL_WEIGHT) * (similarity - worst) / (best - worst)
+
+a record absent from one list adding nothing for it. Unlike reciprocal rank fusion,
+which measured below both of its parts on the memory-QA set, it keeps how far apart the
+scores are, not only their order; the weight was learned on the set's tuning half
+(``tests/benchmarks/recall_quality/fusion.py``, ``docs/ranking.md``)."""
 
 from __future__ import annotations
 
@@ -25,8 +31,10 @@ __all__ = ["Candidate", "blend", "by_recency", "recency_score"]
 RELEVANCE_SHARE = 0.9
 RECENCY_SHARE = 0.05
 SALIENCE_SHARE = 0.05
-# The usual constant of reciprocal rank fusion: ranks past a few dozen count little.
-RRF_K = 60
+# The hybrid's share of lexical relevance (the rest is vector similarity), learned on the
+# tuning half of the memory-QA set with the wordllama embedder
+# (tests/benchmarks/recall_quality/fusion.py).
+LEXICAL_WEIGHT = 0.7
 # Recency of records in tiers without a half-life, and of empty-query results.
 DEFAULT_HALF_LIFE_S = 30 * 86400.0
 
@@ -66,19 +74,27 @@ def blend(
 ) -> list[tuple[Candidate, float]]:
     """Score every candidate and sort best first (ties: newer first)."""
     best_lexical = max((c.lexical or 0.0 for c in candidates), default=0.0)
+    similarities = [c.similarity for c in candidates if c.similarity is not None]
+    if use_lexical and use_vector:
+        # A query whose words match nothing ranks as a vector query, and one the vectors
+        # cannot answer (nothing stored has one) as a text query.
+        use_lexical, use_vector = best_lexical > 0 or not similarities, bool(similarities)
     fused = use_lexical and use_vector
-    lexical_rank = _ranks(candidates, "lexical") if fused else {}
-    vector_rank = _ranks(candidates, "similarity") if fused else {}
-    best_fused = 2.0 / (RRF_K + 1)
+    worst_similarity = min(similarities, default=0.0)
+    similarity_range = max(similarities, default=0.0) - worst_similarity
 
     def relevance(c: Candidate) -> float:
         if fused:
-            total = 0.0
-            for ranks in (lexical_rank, vector_rank):
-                rank = ranks.get(c.id)
-                if rank is not None:
-                    total += 1.0 / (RRF_K + rank)
-            return total / best_fused
+            lexical = (c.lexical or 0.0) / best_lexical
+            vector = 0.0
+            if c.similarity is not None:
+                # all equally near: all as near as the nearest
+                vector = (
+                    (c.similarity - worst_similarity) / similarity_range
+                    if similarity_range > 0
+                    else 1.0
+                )
+            return LEXICAL_WEIGHT * lexical + (1.0 - LEXICAL_WEIGHT) * vector
         if use_lexical:
             return (c.lexical or 0.0) / best_lexical if best_lexical > 0 else 0.0
         return c.similarity or 0.0
@@ -99,23 +115,6 @@ def blend(
     scored = [(c, round(score(c), 6)) for c in candidates]
     scored.sort(key=_order_key)
     return scored
-
-
-def _ranks(candidates: Sequence[Candidate], signal: str) -> dict[str, int]:
-    """1-based competition ranks ("1, 1, 3") of the candidates that have ``signal``: equal
-    values share a rank, so an arbitrary tie-break cannot decide a fusion."""
-    values = sorted(
-        ((getattr(c, signal), c.id) for c in candidates if getattr(c, signal) is not None),
-        key=lambda item: -item[0],
-    )
-    ranks: dict[str, int] = {}
-    previous: float | None = None
-    rank = 0
-    for position, (value, candidate_id) in enumerate(values, start=1):
-        if value != previous:
-            rank, previous = position, value
-        ranks[candidate_id] = rank
-    return ranks
 
 
 def _order_key(item: tuple[Candidate, float]) -> tuple[float, int, str]:

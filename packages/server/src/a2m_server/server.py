@@ -20,6 +20,8 @@ from a2m_types.json_values import MAX_JSON_DEPTH, JSONValueError, check_json_val
 
 from .config import ServerConfig
 from .dispatch import decode, encode, error_response, handle_message, handle_text
+from .embedders import load_embedder
+from .embedders.service import EmbeddingService
 from .errors import ProtocolError
 from .protocol import CallContext, Protocol
 from .protocol.handlers import HANDLERS
@@ -42,8 +44,9 @@ class A2MServer:
 
     ``A2MServer()`` is a private in-memory store with every capability; pass ``db`` for a
     SQLite file or a ``postgresql://`` URL (``vector_index="hnsw"`` indexes its vectors
-    approximately), ``config`` to change capabilities, tiers or limits, or ``store`` for
-    another backend. Thread-safe: bindings may call connections from many threads at once."""
+    approximately), ``config`` to change capabilities, tiers or limits (or to embed
+    records and queries server-side: ``ServerConfig(embedder="wordllama")``), or
+    ``store`` for another backend. Thread-safe: bindings may call connections from many threads at once."""
 
     def __init__(
         self,
@@ -63,6 +66,14 @@ class A2MServer:
         )
         self._owns_store = store is None
         self.protocol = Protocol(self.config, self.store, HANDLERS)
+        if self.config.embedder is not None:
+            try:
+                self.protocol.embedding = _embedding_service(self.config, self.store)
+            except BaseException:
+                if self._owns_store:
+                    self.store.close()
+                raise
+            self.protocol.embedding.start()
         self._ids = itertools.count(1)
         self._closed = False
         self._lock = threading.Lock()
@@ -104,6 +115,8 @@ class A2MServer:
             if self._closed:
                 return
             self._closed = True
+        if self.protocol.embedding is not None:
+            self.protocol.embedding.close()
         self.protocol.close()
         if self._owns_store:
             self.store.close()
@@ -113,6 +126,18 @@ class A2MServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _embedding_service(config: ServerConfig, store: Store) -> EmbeddingService:
+    """The configured embedder bound to ``store`` (checks the model its vectors came from)."""
+    assert config.embedder is not None
+    return EmbeddingService(
+        load_embedder(config.embedder),
+        store,
+        failures=config.embed_failures,
+        re_embed=config.re_embed,
+        read_only=config.read_only,
+    )
 
 
 class Connection:

@@ -15,12 +15,15 @@ from typing import Any
 
 from langgraph.store.base import Item, SearchItem
 
-from a2m import Record
+from a2m import InvalidParams, Record
 from a2m_types import parse_timestamp
+from a2m_types.json_values import MAX_JSON_DEPTH, JSONValueError, check_json_value
 
 from ._addressing import parse_address
 
 __all__ = [
+    "DISTANCES",
+    "MAX_VALUE_DEPTH",
     "RESERVED_ROOT",
     "ValueRefused",
     "checked_value",
@@ -29,6 +32,7 @@ __all__ = [
     "matches_filter",
     "ordered",
     "readable_content",
+    "similarity",
     "to_item",
     "ttl_seconds",
 ]
@@ -40,39 +44,36 @@ VALUE_UPDATED_AT = "value_updated_at"
 """Set when a TTL refresh rewrites a record: when its value last changed."""
 
 
-class ValueRefused(TypeError):
+MAX_VALUE_DEPTH = MAX_JSON_DEPTH - 1
+"""How deeply a value's objects and lists may nest (the value itself is level 1): a
+record's JSON may nest :data:`a2m_types.json_values.MAX_JSON_DEPTH` levels, and the value
+sits inside ``metadata``."""
+
+
+class ValueRefused(InvalidParams, TypeError):
     """A value that would not come back exactly as it was put: not a JSON object of
-    string keys, finite numbers, strings, booleans, nulls, lists and objects."""
+    string keys, finite numbers, strings, booleans, nulls, lists and objects, nested at
+    most :data:`MAX_VALUE_DEPTH` deep. An :class:`~a2m.InvalidParams` raised before
+    anything is sent (and a ``TypeError``, as Python says of a value of the wrong kind)."""
+
+    hint = "Store plain JSON: convert sets, tuples, bytes and NaN yourself, as you mean them."
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, data={"refused_by": "a2m_langchain.langgraph"})
 
 
 def checked_value(value: Any, where: str = "value") -> dict[str, Any]:
-    """``value`` as a plain dict, after checking it survives JSON exactly."""
+    """``value`` as a plain dict, after checking it survives JSON exactly, by the check
+    the client and the server share (the value itself is sent as it is: nothing is
+    converted on the way)."""
     if not isinstance(value, Mapping):
         raise ValueRefused(f"{where} must be a mapping, not {type(value).__name__}")
-    _check_json(value, where)
-    return dict(value)
-
-
-def _check_json(value: Any, where: str) -> None:
-    if value is None or isinstance(value, (str, bool, int)):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueRefused(f"{where} is {value}, which JSON cannot carry")
-        return
-    if isinstance(value, Mapping):
-        for name, item in value.items():
-            if not isinstance(name, str):
-                raise ValueRefused(f"{where} has the key {name!r}; JSON object keys are strings")
-            _check_json(item, f"{where}.{name}")
-        return
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            _check_json(item, f"{where}[{index}]")
-        return
-    raise ValueRefused(
-        f"{where} is a {type(value).__name__}, which would not come back from JSON as one"
-    )
+    plain = dict(value)
+    try:
+        check_json_value(plain, where, max_depth=MAX_VALUE_DEPTH)
+    except JSONValueError as refused:
+        raise ValueRefused(str(refused)) from None
+    return plain
 
 
 def readable_content(value: Mapping[str, Any], limit: int) -> str:
@@ -236,6 +237,28 @@ def cosines(
             values.append(dot / norm if norm else 0.0)
     for i, value in zip(comparable, values, strict=True):
         scores[i] = float(value)
+    return scores
+
+
+DISTANCES = ("cosine", "inner_product", "l2")
+"""The ``IndexConfig.distance_type`` values the store scores as LangGraph's stores do."""
+
+
+def similarity(
+    query: Sequence[float], vectors: Sequence[Sequence[float] | None], distance: str
+) -> list[float | None]:
+    """Each vector's score against ``query`` as PostgresStore gives it for ``distance``:
+    the cosine, the inner product, or the negated Euclidean distance (``l2``)."""
+    if distance == "cosine":
+        return cosines(query, vectors)
+    scores: list[float | None] = []
+    for vector in vectors:
+        if vector is None or len(vector) != len(query):
+            scores.append(None)
+        elif distance == "inner_product":
+            scores.append(float(math.fsum(a * b for a, b in zip(query, vector, strict=True))))
+        else:
+            scores.append(-math.dist(query, vector))
     return scores
 
 

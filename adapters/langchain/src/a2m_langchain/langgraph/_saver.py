@@ -5,6 +5,7 @@ asynchronous client, with both surfaces. What each method costs is in
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
@@ -67,7 +68,7 @@ class A2MSaver(BaseCheckpointSaver[str]):
     ) -> None:
         super().__init__(serde=serde)
         self.client = client
-        self.settings = SaverSettings(
+        self._settings = SaverSettings(
             root=validate_namespace(namespace),
             serde=self.serde,
             source_framework=source_framework,
@@ -75,6 +76,15 @@ class A2MSaver(BaseCheckpointSaver[str]):
             transcript=transcript,
         )
         self._loop: asyncio.AbstractEventLoop | None = _running_loop()
+
+    @property
+    def settings(self) -> SaverSettings:
+        """What the plans run with, holding the saver's serializer as it is now: LangGraph
+        compiles a graph with a clone whose serializer allows the graph's own types
+        (:meth:`with_allowlist`), which must be the one that reads its checkpoints."""
+        if self._settings.serde is not self.serde:
+            self._settings = dataclasses.replace(self._settings, serde=self.serde)
+        return self._settings
 
     # --- the two drivers ----------------------------------------------------------------
 
@@ -164,6 +174,20 @@ class A2MSaver(BaseCheckpointSaver[str]):
         """Keep each namespace's latest checkpoint (``keep_latest``) or none (``delete``);
         a thread using delta channels is left whole by ``keep_latest``."""
         self._run(plan_prune(thread_ids, strategy, self.settings))
+
+    def __enter__(self) -> A2MSaver:
+        """``with saver:`` as with LangGraph's own savers; leaving closes nothing, since
+        the client is the caller's."""
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    async def __aenter__(self) -> A2MSaver:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        return None
 
     def close_thread(self, thread_id: str) -> None:
         """End the thread's A2M session so its records settle (§4.11); the checkpoints

@@ -4,24 +4,27 @@ A batch runs as LangGraph's own stores run one: every read sees the store as it 
 before the batch, then the batch's writes apply, the last write to an address winning.
 Its calls, whatever the number of operations:
 
-- all ``GetOp``: one ``memory/timeline`` naming their keys (per 500 keys); a single key
-  is one ``memory/fetch`` instead, plus that timeline when an owned record answers it;
-- each ``SearchOp`` (:mod:`._store_search`): one ``memory/recall`` with a query; a
+- all ``GetOp``: one ``memory/timeline`` naming their keys (per 500 keys), plus one
+  ``memory/fetch`` per key that several principals hold (the server knows which record
+  is the caller's); a single key is one ``memory/fetch`` instead;
+- each distinct ``SearchOp`` (identical ones are answered once) (:mod:`._store_search`): one ``memory/recall`` with a query; a
   semantic one on a server ranking by similarity alone (describe ``recall.rank``) adds
   a second when records filtered here leave the page short; elsewhere a semantic one
   with a filter adds one ``memory/timeline`` for its winners' vectors;
   without one, a ``memory/timeline`` per page until the page asked for is full (one page
   on a server without a timeline cursor);
-- each ``ListNamespacesOp``: a ``memory/timeline`` per ``max_recall_limit`` records
-  beneath its literal prefix;
+- each distinct literal prefix of the ``ListNamespacesOp``: a ``memory/timeline`` per
+  ``max_recall_limit`` records beneath it;
 - all ``PutOp`` with a value: one embedding call and one ``memory/remember`` (per
-  ``max_records_per_call``); all deletes: one ``memory/forget``;
+  ``max_records_per_call``); then all deletes: one ``memory/forget`` (per 500 keys),
+  so a put the server refuses leaves the batch's deletes undone;
 - refreshing the TTL of items read: one ``memory/timeline`` and one ``memory/remember``.
 
 Every operation is checked before the first call, so a refused batch sends nothing."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +32,7 @@ from typing import Any
 from langgraph.store.base import (
     GetOp,
     ListNamespacesOp,
+    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -55,7 +59,7 @@ from ._items import (
 )
 from ._store_search import list_namespaces, search
 
-__all__ = ["StoreSettings", "plan_batch"]
+__all__ = ["StoreSettings", "check_op", "plan_batch"]
 
 
 @dataclass
@@ -68,14 +72,20 @@ class StoreSettings:
     source_framework: str
     agent: str | None
     layout: Layout | None = None
+    distance: str = "cosine"
+    """``IndexConfig.distance_type``: ``cosine``, ``inner_product`` or ``l2``."""
 
 
-def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]:
-    """The calls that carry out ``ops``; returns their results in order."""
-    ops = list(ops)
+def plan_batch(
+    ops: Iterable[Op], settings: StoreSettings, *, checked: bool = False
+) -> Plan[list[Result]]:
+    """The calls that carry out ``ops``; returns their results in order. ``checked``:
+    every op has passed :func:`check_op` already."""
+    ops = [_normalised(op) for op in ops]
     puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
     for op in ops:
-        _check(op, settings.root)
+        if not checked:
+            check_op(op, settings.root)
         if isinstance(op, PutOp):
             puts[(op.namespace, op.key)] = op
     if settings.layout is None:
@@ -96,15 +106,25 @@ def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]
                 results[i] = item
                 if op.refresh_ttl:
                     _note_refresh(refresh, record)
+    # Identical reads (as merged concurrent calls often hold) are answered once.
+    answered: dict[str, Result] = {}
+    scanned: dict[str, list[Record]] = {}
     for i, op in enumerate(ops):
+        if not isinstance(op, (SearchOp, ListNamespacesOp)):
+            continue
+        same = repr(op)
+        if same in answered:
+            results[i] = copy.deepcopy(answered[same])
+            continue
         if isinstance(op, SearchOp):
             hits = yield from search(op, settings, layout)
             results[i] = [item for item, _ in hits]
             if op.refresh_ttl:
                 for _, record in hits:
                     _note_refresh(refresh, record)
-        elif isinstance(op, ListNamespacesOp):
-            results[i] = yield from list_namespaces(op, settings, layout)
+        else:
+            results[i] = yield from list_namespaces(op, settings, layout, scanned)
+        answered[same] = results[i]
 
     if refresh:
         yield from _refresh(list(refresh.values()), layout)
@@ -113,7 +133,24 @@ def plan_batch(ops: Iterable[Op], settings: StoreSettings) -> Plan[list[Result]]
     return results
 
 
-def _check(op: Op, root: tuple[str, ...]) -> None:
+def _normalised(op: Op) -> Op:
+    """``op`` with a list where LangGraph means a tuple (``search(["a"])``, a list
+    ``MatchCondition`` path), as LangGraph's database stores read them."""
+    prefix: Any = op.namespace_prefix if isinstance(op, SearchOp) else None
+    if isinstance(op, SearchOp) and isinstance(prefix, list):
+        return op._replace(namespace_prefix=tuple(prefix))
+    if isinstance(op, ListNamespacesOp) and op.match_conditions:
+        return op._replace(
+            match_conditions=tuple(
+                MatchCondition(c.match_type, tuple(c.path)) for c in op.match_conditions
+            )
+        )
+    return op
+
+
+def check_op(op: Op, root: tuple[str, ...]) -> None:
+    """Refuse an operation no store would run, before anything is sent."""
+    op = _normalised(op)
     if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
         raise ValueError(f"unknown operation type: {type(op).__name__}")
     validate_op_namespace(op)
@@ -137,18 +174,17 @@ def _check(op: Op, root: tuple[str, ...]) -> None:
 
 
 def _read_addresses(addresses: Sequence[str], layout: Layout) -> Plan[dict[str, Record]]:
-    """The records at ``addresses``, in as few timeline calls as the server allows."""
+    """The records at ``addresses``, as ``memory/fetch`` picks them (the caller's own,
+    else the unowned one, else the latest), in as few timeline calls as the server
+    allows, plus one fetch per address several principals hold."""
     unique = list(dict.fromkeys(addresses))
     found: dict[str, Record] = {}
     if len(unique) == 1:
-        # One key: a fetch is the cheapest read there is. Its answer is final when it is
-        # nothing or the unowned record (which wins); an owned one may be the caller's own
-        # rather than the latest, so then the timeline below decides.
+        # One key: a fetch is the cheapest read there is, and the server knows the caller.
         fetched = yield Call("fetch", {"key": unique[0]})
-        if fetched.record is None or fetched.record.owner is None:
-            if fetched.record is not None:
-                found[unique[0]] = fetched.record
-            return found
+        if fetched.record is not None:
+            found[unique[0]] = fetched.record
+        return found
     step = layout.keys_per_call
     for start in range(0, len(unique), step):
         chunk = unique[start : start + step]
@@ -165,10 +201,22 @@ def _read_addresses(addresses: Sequence[str], layout: Layout) -> Plan[dict[str, 
                 if fetched.record is not None:
                     found[address] = fetched.record
             continue
-        for record in result.records:  # oldest first: a later one of a key wins…
-            held = found.get(record.key or "")
-            if record.key is not None and (held is None or held.owner is not None):
-                found[record.key] = record  # …unless an unowned one holds it, as fetch says
+        held: dict[str, list[Record]] = {}
+        for record in result.records:
+            if record.key is not None:
+                held.setdefault(record.key, []).append(record)
+        # Only the server knows which principal the caller is: where several records
+        # hold an address (or a full page may have left some out), it decides.
+        unsure = [key for key, records in held.items() if len(records) > 1]
+        if len(result.records) >= layout.max_recall_limit:
+            unsure += [key for key in chunk if key not in held]
+        for key, records in held.items():
+            if len(records) == 1:
+                found[key] = records[0]
+        for key in unsure:
+            fetched = yield Call("fetch", {"key": key})
+            if fetched.record is not None:
+                found[key] = fetched.record
     return found
 
 
@@ -222,6 +270,9 @@ def _write(puts: list[PutOp], settings: StoreSettings, layout: Layout) -> Plan[N
     kept = [op for op in puts if op.value is not None]
     vectors = yield from _vectors(kept, settings)
     records = [_record(op, vectors.get(i), settings, layout) for i, op in enumerate(kept)]
+    # The new state first: when the server refuses a put, nothing was deleted yet.
+    if records:
+        yield from _remember(records, layout)
     step = layout.keys_per_call
     for start in range(0, len(doomed), step):
         chunk = doomed[start : start + step]
@@ -230,8 +281,6 @@ def _write(puts: list[PutOp], settings: StoreSettings, layout: Layout) -> Plan[N
         except CapabilityNotSupported:  # the REST draft alone: one delete per address
             for address, space in chunk:
                 yield Call("forget", {"where": {"key": address, "namespace": space}})
-    if records:
-        yield from _remember(records, layout)
 
 
 def _vectors(puts: list[PutOp], settings: StoreSettings) -> Plan[dict[int, list[float]]]:

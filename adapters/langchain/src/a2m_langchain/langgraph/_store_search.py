@@ -15,7 +15,7 @@ from a2m import Record
 
 from ._addressing import namespace_path
 from ._effects import Call, Embed, Layout, Plan, log, scan
-from ._items import cosines, item_value, matches_filter, ordered, to_item
+from ._items import item_value, matches_filter, ordered, similarity, to_item
 
 if TYPE_CHECKING:
     from ._store_plan import StoreSettings
@@ -152,12 +152,51 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+class _Once:
+    """The addresses a search has shown, so each shows once even where several
+    principals hold one; those held twice are settled by the server afterwards."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.twice: set[str] = set()
+
+    def again(self) -> None:
+        """Start over, for a second look at a longer list."""
+        self.seen.clear()
+        self.twice.clear()
+
+    def first(self, record: Record) -> bool:
+        key = record.key or ""
+        if key in self.seen:
+            self.twice.add(key)
+            return False
+        self.seen.add(key)
+        return True
+
+
 def search(
     op: SearchOp, settings: StoreSettings, layout: Layout
 ) -> Plan[list[tuple[SearchItem, Record]]]:
     """The page ``op`` asks for, each hit with the record it came from (for TTL refresh):
-    by exact cosine with an index, by the server's text ranking with a query and no index,
-    oldest first without a query."""
+    by exact similarity with an index, by the server's text ranking with a query and no
+    index, oldest first without a query. An address several principals hold shows once,
+    with the record ``memory/fetch`` gives the caller (one fetch each)."""
+    once = _Once()
+    hits = yield from _search(op, settings, layout, once)
+    settled: list[tuple[SearchItem, Record]] = []
+    for item, record in hits:
+        if record.key in once.twice:
+            fetched = yield Call("fetch", {"key": record.key})
+            if fetched.record is not None and fetched.record.id != record.id:
+                record = fetched.record
+                item.value = item_value(record)
+        settled.append((item, record))
+    return settled
+
+
+def _search(
+    op: SearchOp, settings: StoreSettings, layout: Layout, once: _Once
+) -> Plan[list[tuple[SearchItem, Record]]]:
     prefix = namespace_path(op.namespace_prefix, settings.root)
     window = op.offset + op.limit
     if op.limit == 0:
@@ -167,9 +206,16 @@ def search(
     if op.query and settings.fields is not None and "embeddings" in layout.capabilities:
         [vector] = yield Embed([op.query], query=True)
         query_vector = [float(x) for x in vector]
-        if "similarity" in layout.ranks and layout.metric == "cosine":
-            return (yield from _nearest(op, settings, layout, query_vector, pushed))
+        if (
+            "similarity" in layout.ranks
+            and layout.metric == "cosine"
+            and settings.distance == "cosine"
+        ):
+            return (yield from _nearest(op, settings, layout, query_vector, pushed, once))
         candidates = min(max(window * _OVERFETCH, _MIN_CANDIDATES), layout.max_recall_limit)
+        if settings.distance != "cosine":
+            # The server ranks by cosine: another metric re-ranks all it can send.
+            candidates = layout.max_recall_limit
         params = {"embedding": query_vector, "key_prefix": prefix, **narrowed}
         if not op.filter:
             result = yield Call("recall", {**params, "limit": candidates, "embeddings": True})
@@ -190,8 +236,8 @@ def search(
                 by_id.update((r.id, r.embedding) for r in vectors.records)
             for record in records:
                 record.embedding = by_id.get(record.id)
-        # Ranked by exact cosine first; items are built only for the page asked for.
-        similarities = cosines(query_vector, [r.embedding for r in records])
+        # Ranked by the exact metric first; items are built only for the page asked for.
+        similarities = similarity(query_vector, [r.embedding for r in records], settings.distance)
         order = sorted(
             range(len(records)),
             key=lambda i: (similarities[i] is None, -(similarities[i] or 0.0), i),
@@ -200,7 +246,7 @@ def search(
         for i in order:
             if len(ranked) >= window:
                 break
-            item = _hit(records[i], op, settings)
+            item = _hit(records[i], op, settings, once)
             if item is not None:
                 item.score = similarities[i]
                 ranked.append((item, records[i]))
@@ -212,7 +258,7 @@ def search(
         )
         found = []
         for record in result.records:
-            item = _hit(record, op, settings)
+            item = _hit(record, op, settings, once)
             if item is not None:
                 item.score = record.score
                 found.append((item, record))
@@ -225,7 +271,7 @@ def search(
         for record in records[seen:]:
             if len(hits) >= window:
                 break
-            item = _hit(record, op, settings)
+            item = _hit(record, op, settings, once)
             if item is not None:
                 hits.append((item, record))
         seen = len(records)
@@ -254,6 +300,7 @@ def _nearest(
     layout: Layout,
     query_vector: list[float],
     pushed: Pushed,
+    once: _Once,
 ) -> Plan[list[tuple[SearchItem, Record]]]:
     """A semantic search on a server ranking by cosine alone: its order is LangGraph's,
     and its score ``(cos + 1) / 2`` gives the cosine back, so no vector is sent. One call
@@ -267,9 +314,10 @@ def _nearest(
     while True:
         params = {"embedding": query_vector, "key_prefix": prefix, "rank": "similarity"}
         result = yield Call("recall", {**params, "limit": limit, **narrowed})
+        once.again()
         hits: list[tuple[SearchItem, Record]] = []
         for record in result.records:
-            item = _hit(record, op, settings)
+            item = _hit(record, op, settings, once)
             if item is not None and record.score is not None:
                 item.score = 2.0 * record.score - 1.0
                 hits.append((item, record))
@@ -290,7 +338,9 @@ def _nearest(
         limit = layout.max_recall_limit
 
 
-def _hit(record: Record, op: SearchOp, settings: StoreSettings) -> SearchItem | None:
+def _hit(
+    record: Record, op: SearchOp, settings: StoreSettings, once: _Once | None = None
+) -> SearchItem | None:
     # The filter first: it is cheaper than building the item, and most records fail it.
     if record.key is None:
         return None
@@ -300,14 +350,20 @@ def _hit(record: Record, op: SearchOp, settings: StoreSettings) -> SearchItem | 
     item = to_item(record, settings.root, search=True, value=value)
     if item is None or item.namespace[: len(op.namespace_prefix)] != op.namespace_prefix:
         return None
+    if once is not None and not once.first(record):
+        return None
     return cast(SearchItem, item)
 
 
 def list_namespaces(
-    op: ListNamespacesOp, settings: StoreSettings, layout: Layout
+    op: ListNamespacesOp,
+    settings: StoreSettings,
+    layout: Layout,
+    scanned: dict[str, list[Record]] | None = None,
 ) -> Plan[list[tuple[str, ...]]]:
     """The namespaces holding items that match ``op``, sorted, truncated to ``max_depth``:
-    one timeline beneath the conditions' literal prefix."""
+    one timeline beneath the conditions' literal prefix (shared, through ``scanned``, by
+    the listings of one batch beneath the same prefix)."""
     literal: list[str] = []
     for condition in op.match_conditions or ():
         if condition.match_type == "prefix":
@@ -316,7 +372,12 @@ def list_namespaces(
                     break
                 literal.append(label)
             break
-    records = yield from scan(namespace_path(literal, settings.root), layout)
+    prefix = namespace_path(literal, settings.root)
+    if scanned is None or prefix not in scanned:
+        records = yield from scan(prefix, layout)
+        if scanned is not None:
+            scanned[prefix] = records
+    records = scanned[prefix] if scanned is not None else records
     spaces: set[tuple[str, ...]] = set()
     for record in records:
         item = to_item(record, settings.root)

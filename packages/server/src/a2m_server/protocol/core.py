@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from a2m_server.config import ServerConfig, TierConfig
+from a2m_server.embedders.service import EmbeddingService
 from a2m_server.errors import ProtocolError
 from a2m_server.store import Scope, Store, StoreError, StoreWriter
 from a2m_types import METHODS, ErrorCode, ForgetParams, Params, SummarizeParams, field_capabilities
@@ -91,6 +92,15 @@ class Protocol:
             {OBSERVATIONS_EXTENSION} if config.observations.enabled else set()
         )
         """Extension capabilities offered (declared by their own describe objects)."""
+        self.embedding: EmbeddingService | None = None
+        """The server-side embedder, when one is configured (set by the server)."""
+
+    @property
+    def embedding_model(self) -> str | None:
+        """The model the store's vectors speak: the embedder's, else the configured name."""
+        if self.embedding is not None:
+            return self.embedding.model
+        return self.config.embedding_model
 
     # --- entry point -------------------------------------------------------------------
 

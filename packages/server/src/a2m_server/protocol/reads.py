@@ -33,7 +33,15 @@ from .filtering import checked_where, where_info
 from .paging import decode_page_cursor, encode_page_cursor, listing_digest
 from .wire import record_to_wire
 
-__all__ = ["comparable", "describe", "fetch", "rank_candidates", "recall", "timeline"]
+__all__ = [
+    "comparable",
+    "describe",
+    "fetch",
+    "rank_candidates",
+    "recall",
+    "server_query_vector",
+    "timeline",
+]
 
 _ACCESS_FIELDS = frozenset({"accessed_at", "access_count"})
 _CANDIDATE_POOL = 50
@@ -70,18 +78,32 @@ def _with_prompt(
     return result
 
 
-def comparable(reader: StoreReader, vector: list[float]) -> bool:
-    """Whether ``vector`` can be compared here; EMBEDDING_MISMATCH for a wrong width."""
+def comparable(reader: StoreReader, vector: list[float], model: str | None = None) -> bool:
+    """Whether ``vector`` can be compared here; EMBEDDING_MISMATCH for a wrong width,
+    naming ``model`` (the model the store's vectors speak) when it is known."""
     width = reader.dimensions()
     if width is None:
         return False
     if len(vector) != width:
+        speaks = f" (model {model!r})" if model else ""
+        data: dict[str, Any] = {"expected": width, "got": len(vector)}
+        if model:
+            data["model"] = model
         raise ProtocolError(
             ErrorCode.EMBEDDING_MISMATCH,
-            f"query embedding has {len(vector)} dimensions; this store's vectors have {width}",
-            {"expected": width, "got": len(vector)},
+            f"query embedding has {len(vector)} dimensions; this store's vectors have "
+            f"{width}{speaks}",
+            data,
         )
     return True
+
+
+def server_query_vector(proto: Protocol, query: str | None) -> list[float] | None:
+    """The server-side embedder's vector for a text query that came without one; None
+    with no embedder, no text, or an embedder failing (the recall then ranks lexically)."""
+    if proto.embedding is None or not query or "embeddings" not in proto.config.capabilities:
+        return None
+    return proto.embedding.embed_query(query)
 
 
 def _read_filter(
@@ -123,11 +145,17 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
     # By similarity the vector alone orders: a query takes no part, and with no vector
     # nothing is near anything.
     by_similarity = params.rank == "similarity"
+    query_vector = params.embedding
+    server_vector = server_query_vector(proto, params.query) if query_vector is None else None
     now = now_ms()
     with proto.store.reading() as reader:
-        use_vector = params.embedding is not None and comparable(reader, params.embedding)
+        if server_vector is not None and reader.dimensions() == len(server_vector):
+            query_vector = server_vector
+        use_vector = query_vector is not None and comparable(
+            reader, query_vector, proto.embedding_model
+        )
         if by_similarity:
-            vector = params.embedding if use_vector else None
+            vector = query_vector if use_vector else None
             ranked = _by_similarity(proto, reader, selector, vector, limit, want_vectors)
         elif not terms and not use_vector:
             records = reader.select(selector, order="created_desc", limit=limit)
@@ -135,7 +163,7 @@ def recall(proto: Protocol, ctx: CallContext, params: RecallParams) -> dict[str,
             ranked = list(zip(records, scores, strict=False))
         else:
             ranked = rank_candidates(
-                proto, reader, selector, terms, params.embedding if use_vector else None, limit, now
+                proto, reader, selector, terms, query_vector if use_vector else None, limit, now
             )
         if params.min_score is not None:
             ranked = [(r, s) for r, s in ranked if s >= params.min_score]
@@ -339,6 +367,8 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
             counts = reader.count_by_tier(RecordFilter(scope=proto.read_scope(owner)))
             result["tiers"] = [_tier_info(t, counts.get(t.name, 0)) for t in config.tiers]
         dimensions = reader.dimensions()
+    if dimensions is None and proto.embedding is not None:
+        dimensions = proto.embedding.embedder.dimensions  # what its first vector will have
     if "events" in caps:
         result["events"] = {"push": ctx.push}
     if "summarize" in caps:
@@ -366,7 +396,7 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
             "dimensions": dimensions,
             "metric": config.metric,
             "metrics": ["cosine", "dot", "l2"],
-            "model": config.embedding_model,
+            "model": proto.embedding_model,
         }
     return result
 

@@ -14,7 +14,7 @@ from .context import CallContext
 from .core import Protocol
 from .filtering import checked_where
 from .wire import record_to_wire
-from .writes import WriteRequest, write_records
+from .writes import WriteRequest, embed_missing, write_records, written_without_vectors
 
 __all__ = ["summarize"]
 
@@ -82,9 +82,12 @@ def summarize(proto: Protocol, ctx: CallContext, params: SummarizeParams) -> dic
         write_id=None,
         explicit_tier=params.into is not None,
     )
+    unembedded = embed_missing(proto, [request])
     with proto.transaction() as writer:
         (record_id,) = write_records(proto, ctx, writer, [request])
         (record,) = writer.get([record_id])
+    if unembedded:
+        written_without_vectors(proto)
     return {
         "records": [record_to_wire(record, caps)],
         "read": len(sources),

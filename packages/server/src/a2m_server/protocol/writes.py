@@ -23,11 +23,13 @@ from .tiers import enforce_capacity
 
 __all__ = [
     "WriteRequest",
+    "embed_missing",
     "forget",
     "prepare_write",
     "prepare_writes",
     "remember",
     "write_records",
+    "written_without_vectors",
 ]
 
 
@@ -224,18 +226,41 @@ def _expiry(metadata: dict[str, Any] | None, now: int) -> int | None:
     return None
 
 
-def _check_widths(writer: StoreWriter, requests: Sequence[WriteRequest]) -> None:
+def embed_missing(proto: Protocol, requests: Sequence[WriteRequest]) -> bool:
+    """With a server-side embedder, a vector for every record that came without one: one
+    embedder call for the batch, before any write (a failure writes nothing). True when
+    the embedder failed and records go without (``embed_failures = "lexical"``): call
+    :func:`written_without_vectors` once they are written."""
+    if proto.embedding is not None and "embeddings" in proto.config.capabilities:
+        return proto.embedding.embed_records([request.new for request in requests])
+    return False
+
+
+def written_without_vectors(proto: Protocol) -> None:
+    """Records the embedder failed on are written: have the back-fill take them."""
+    if proto.embedding is not None:
+        proto.embedding.wake()
+
+
+def _check_widths(
+    writer: StoreWriter,
+    requests: Sequence[WriteRequest],
+    model: str | None = None,
+    model_width: int | None = None,
+) -> None:
     """§3.7: the first vector fixes the width; any other width is EMBEDDING_MISMATCH. The
-    store takes the width of the first vector it is given."""
+    store takes the width of the first vector it is given, or, with a server-side
+    embedder, the width of its model (``model_width``), named in the error."""
     stored = writer.dimensions()
+    fixed = stored if stored is not None else model_width
     widths = {len(vector) for r in requests if (vector := r.new.embedding) is not None}
     if not widths:
         return
-    if len(widths) == 1 and (stored is None or stored in widths):
+    if len(widths) == 1 and (fixed is None or fixed in widths):
         if stored is None:
             writer.set_dimensions(widths.pop())
         return
-    width = stored
+    width = fixed
     for index, request in enumerate(requests):
         vector = request.new.embedding
         if vector is None:
@@ -243,11 +268,15 @@ def _check_widths(writer: StoreWriter, requests: Sequence[WriteRequest]) -> None
         if width is None:
             width = len(vector)
         elif len(vector) != width:
+            speaks = f" (model {model!r})" if model else ""
+            data: dict[str, Any] = {"expected": width, "got": len(vector), "index": index}
+            if model:
+                data["model"] = model
             raise ProtocolError(
                 ErrorCode.EMBEDDING_MISMATCH,
                 f"records.{index}.embedding has {len(vector)} dimensions; this store's "
-                f"vectors have {width}",
-                {"expected": width, "got": len(vector), "index": index},
+                f"vectors have {width}{speaks}",
+                data,
             )
     raise AssertionError("unreachable: the widths differ, so one of them mismatched")
 
@@ -314,7 +343,10 @@ def write_records(
 
     A client id already seen returns the record it produced, unchanged (§3.2); a key
     already held by the owner is replaced in place (§3.6)."""
-    _check_widths(writer, requests)
+    embedder = proto.embedding.embedder if proto.embedding is not None else None
+    _check_widths(
+        writer, requests, proto.embedding_model, embedder.dimensions if embedder else None
+    )
     now = now_ms()
     known = _look_up(writer, requests)
     touched_tiers: set[str] = set()
@@ -465,8 +497,11 @@ def remember(proto: Protocol, ctx: CallContext, params: RememberParams) -> dict[
     requests = prepare_writes(
         proto, ctx, params.records, default_owner=default_owner, default_session=params.session
     )
+    unembedded = embed_missing(proto, requests)
     with proto.transaction() as writer:
         ids = write_records(proto, ctx, writer, requests)
+    if unembedded:
+        written_without_vectors(proto)
     return {"ids": ids}
 
 

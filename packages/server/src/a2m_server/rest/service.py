@@ -16,8 +16,14 @@ from a2m_server.errors import ProtocolError
 from a2m_server.protocol.core import now_ms
 from a2m_server.protocol.filtering import checked_where
 from a2m_server.protocol.paging import decode_page_cursor, encode_page_cursor, listing_digest
-from a2m_server.protocol.reads import comparable, rank_candidates
-from a2m_server.protocol.writes import forget, prepare_write, write_records
+from a2m_server.protocol.reads import comparable, rank_candidates, server_query_vector
+from a2m_server.protocol.writes import (
+    embed_missing,
+    forget,
+    prepare_write,
+    write_records,
+    written_without_vectors,
+)
 from a2m_server.store import RecordFilter, StoredRecord, StoreReader
 from a2m_server.text import query_terms
 from a2m_types import (
@@ -112,6 +118,7 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
         raise
     address = request.new.key
     assert address is not None
+    unembedded = embed_missing(proto, [request])
     with proto.transaction() as writer:
         current = writer.get_by_key(view.owner, address)
         if current is not None:
@@ -125,6 +132,8 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
                 )
         (record_id,) = write_records(proto, ctx, writer, [request])
         stored = writer.get([record_id], embeddings=True)
+    if unembedded:
+        written_without_vectors(proto)
     if not stored:
         # Written, then evicted at once by a tier that drops what no longer fits.
         raise RestError(
@@ -285,10 +294,13 @@ def query_entries(view: RestView, namespace: str, request: QueryRequest) -> list
         scope=view.read_scope,
     )
     now = now_ms()
+    server_vector = server_query_vector(proto, request.query) if request.embedding is None else None
     with proto.store.reading() as reader:
         vector = request.embedding
-        if vector is not None and not comparable(reader, vector):
+        if vector is not None and not comparable(reader, vector, proto.embedding_model):
             vector = None
+        elif server_vector is not None and reader.dimensions() == len(server_vector):
+            vector = server_vector
         if request.query is None:
             ranked = _by_vector(view, reader, selector, vector, request.top_k)
         else:

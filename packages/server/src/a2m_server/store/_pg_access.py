@@ -407,6 +407,18 @@ class PgReader(PgAuditReading, StoreReader):
             self._dimensions_read = (int(rows[0][0]) if rows else None,)
         return self._dimensions_read[0]
 
+    def meta_value(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = %s", (key,))
+        return None if not rows else str(rows[0][0])
+
+    def missing_vectors(self, after: int, limit: int) -> list[tuple[int, str]]:
+        rows = self._rows(
+            "SELECT rowid, content FROM records WHERE rowid > %s AND dims IS NULL "
+            "ORDER BY rowid LIMIT %s",
+            (after, limit),
+        )
+        return [(int(rowid), str(content)) for rowid, content in rows]
+
 
 class PgWriter(PgAuditWriting, PgReader, StoreWriter):
     """Writes of one transaction. The store's write lock is held, so the next rowid and
@@ -708,6 +720,39 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
         )
         self._dimensions = dimensions
         self._store.fix_vector_width(self._conn, dimensions)
+
+    def set_meta_value(self, key: str, value: str) -> None:
+        self._exec(
+            "INSERT INTO meta (key, value) VALUES (%s, %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def add_vectors(self, items: Sequence[tuple[int, Sequence[float]]]) -> int:
+        if not items:
+            return 0
+        width = self._dimensions
+        if width is None or any(len(vector) != width for _, vector in items):
+            raise ValueError(f"add_vectors needs vectors of the store's width ({width})")
+        by_rowid = dict(items)
+        rows = self._rows(
+            "UPDATE records SET dims = %s WHERE rowid = ANY(%s::bigint[]) AND dims IS NULL "
+            "RETURNING rowid",
+            (width, list(by_rowid)),
+        )
+        fresh = sorted(int(row[0]) for row in rows)
+        self._insert_vectors([(rowid, by_rowid[rowid]) for rowid in fresh])
+        return len(fresh)
+
+    def clear_vectors(self) -> int:
+        rows = self._rows("DELETE FROM record_vectors RETURNING rowid")
+        self._exec("UPDATE records SET dims = NULL WHERE dims IS NOT NULL")
+        self._exec("DELETE FROM meta WHERE key = 'dimensions'")
+        # The next width retypes the column (and rebuilds an HNSW index over it).
+        self._exec("DROP INDEX IF EXISTS record_vectors_hnsw")
+        self._exec("ALTER TABLE record_vectors ALTER COLUMN vec TYPE vector")
+        self._dimensions = None
+        return len(rows)
 
     def append_event(
         self, kind: str, at: int, payload: Mapping[str, Any], owner: str | None, tier: str | None

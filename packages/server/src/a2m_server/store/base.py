@@ -359,6 +359,16 @@ class StoreReader(ABC):
     def dimensions(self) -> int | None:
         """The vector width fixed by the first vector stored."""
 
+    def meta_value(self, key: str) -> str | None:
+        """A value the store keeps about itself (the embedding model that made its
+        vectors), or None."""
+        raise NotImplementedError
+
+    def missing_vectors(self, after: int, limit: int) -> list[tuple[int, str]]:
+        """Up to ``limit`` (rowid, content) of records with no vector and a rowid above
+        ``after``, in rowid order: what a server-side embedder back-fills."""
+        raise NotImplementedError
+
     @property
     @abstractmethod
     def store_id(self) -> str:
@@ -440,6 +450,21 @@ class StoreWriter(StoreReader):
     @abstractmethod
     def set_dimensions(self, dimensions: int) -> None:
         """Fix the vector width."""
+
+    def set_meta_value(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key`` (see :meth:`meta_value`)."""
+        raise NotImplementedError
+
+    def add_vectors(self, items: Sequence[tuple[int, Sequence[float]]]) -> int:
+        """Give each record (by rowid) that still has no vector the one paired with it;
+        records gone, or holding a vector by now, are left alone. Returns how many got
+        one. The width must already be fixed (:meth:`set_dimensions`)."""
+        raise NotImplementedError
+
+    def clear_vectors(self) -> int:
+        """Drop every record's vector and the width (re-embedding with another model);
+        returns how many vectors went."""
+        raise NotImplementedError
 
     @abstractmethod
     def append_event(

@@ -494,6 +494,18 @@ class _Reader(SqliteAuditReading, StoreReader):
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
         return int(row[0]) if row else None
 
+    def meta_value(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def missing_vectors(self, after: int, limit: int) -> list[tuple[int, str]]:
+        rows = self._conn.execute(
+            "SELECT rowid, content FROM records WHERE rowid > ? AND dims IS NULL "
+            "ORDER BY rowid LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [(int(rowid), str(content)) for rowid, content in rows]
+
 
 _EVENT_CHUNK = 64
 """The most events one INSERT carries (5 parameters each, far below SQLite's limit)."""
@@ -511,6 +523,7 @@ class _Writer(_Reader, StoreWriter):
         super().__init__(store, conn)
         self.vector_adds: dict[int, list[float]] = {}
         self.vector_removes: set[int] = set()
+        self.vectors_cleared = False
         self.events_appended = 0
         self.records_written = 0
         self.records_deleted = 0
@@ -797,6 +810,45 @@ class _Writer(_Reader, StoreWriter):
             (str(dimensions),),
         )
 
+    def set_meta_value(self, key: str, value: str) -> None:
+        self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def add_vectors(self, items: Sequence[tuple[int, Sequence[float]]]) -> int:
+        if not items:
+            return 0
+        width = self.dimensions()
+        if width is None or any(len(vector) != width for _, vector in items):
+            raise ValueError(f"add_vectors needs vectors of the store's width ({width})")
+        by_rowid = dict(items)
+        marks = ",".join("?" * len(by_rowid))
+        rows = self._conn.execute(
+            f"SELECT rowid FROM records WHERE rowid IN ({marks}) AND dims IS NULL",
+            list(by_rowid),
+        ).fetchall()
+        fresh = [int(row[0]) for row in rows]
+        if not fresh:
+            return 0
+        self._conn.executemany(
+            "UPDATE records SET dims = ? WHERE rowid = ?", [(width, rowid) for rowid in fresh]
+        )
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO record_vectors (rowid, embedding) VALUES (?, ?)",
+            [(rowid, _pack(by_rowid[rowid])) for rowid in fresh],
+        )
+        for rowid in fresh:
+            self.vector_adds[rowid] = list(by_rowid[rowid])
+            self.vector_removes.discard(rowid)
+        return len(fresh)
+
+    def clear_vectors(self) -> int:
+        cursor = self._conn.execute("DELETE FROM record_vectors")
+        self._conn.execute("UPDATE records SET dims = NULL WHERE dims IS NOT NULL")
+        self._conn.execute("DELETE FROM meta WHERE key = 'dimensions'")
+        self.vector_adds.clear()
+        self.vector_removes.clear()
+        self.vectors_cleared = True
+        return cursor.rowcount
+
     def append_events(
         self,
         events: Sequence[tuple[str, int, Mapping[str, Any], str | None, str | None]],
@@ -1006,6 +1058,9 @@ class SQLiteStore(Store):
 
     def _apply_vector_changes(self, writer: _Writer) -> None:
         with self._index_lock:
+            if writer.vectors_cleared:
+                self._index, self._index_loaded = None, False  # rebuilt on first use
+                return
             if not self._index_loaded:
                 return  # built from the database on first use
             if self._index is None:
