@@ -567,3 +567,21 @@ def test_auto_ingest_defaults_to_its_base_confidence(store_backend: str) -> None
         assert listed["from a PR"]["source"] == "auto"
         assert listed["from a PR"]["origin"] == "pr/12"
         assert listed["chosen"]["source"] == "explicit"
+
+
+def test_the_servers_embedder_gives_a_new_observation_its_vector(store_backend: str) -> None:
+    import embed_support
+
+    with A2MServer(ServerConfig(embedder="embed_support:topics")) as server:
+        bot = server.connect(principal="bot")
+        written = bot.call(REMEMBER, {"content": "cats and dogs are pets"})
+        again = bot.call(REMEMBER, {"content": "Cats and dogs are pets"})
+        assert again["id"] == written["id"]
+        (record,) = bot.call(
+            "memory/timeline", {"where": {"observation": True}, "embeddings": True}
+        )["records"]
+        assert record["embedding"] == pytest.approx(embed_support.vector(record["content"]))
+        ranked = bot.call(
+            "memory/observations/recall", {"embedding": embed_support.vector("pets")}
+        )["observations"]
+        assert [o["id"] for o in ranked] == [written["id"]]

@@ -404,8 +404,38 @@ def remember(
         "observation_hash": content_hash(content),
         "tags": tags,
     }
-    maximum = proto.config.observations.max_weight
+    vector = params.embedding if "embeddings" in proto.config.capabilities else None
+    unembedded = False
+    if vector is None and proto.embedding is not None and "embeddings" in proto.config.capabilities:
+        # The server's embedder gives a new observation its vector, outside the write lock;
+        # a duplicate keeps the stored one's, so it is not embedded again.
+        with proto.store.reading() as reader:
+            known = reader.get_by_key(tenant.owner, key) is not None
+        if not known:
+            probe = NewRecord(id="", content=content, created_at=0)
+            unembedded = proto.embedding.embed_records([probe])
+            vector = probe.embedding
     now = now_ms()
+    try:
+        return _remember_in(proto, tenant, key, content, weight, tags, metadata, vector, now)
+    finally:
+        if unembedded and proto.embedding is not None:
+            proto.embedding.wake()  # the back-fill gives it a vector later
+
+
+def _remember_in(
+    proto: Protocol,
+    tenant: Tenant,
+    key: str,
+    content: str,
+    weight: float,
+    tags: list[str],
+    metadata: dict[str, Any],
+    vector: list[float] | None,
+    now: int,
+) -> dict[str, Any]:
+    """The write of :func:`remember`: raise the weight of the stored duplicate, or insert."""
+    maximum = proto.config.observations.max_weight
     with proto.transaction() as writer:
         existing = writer.get_by_key(tenant.owner, key)
         if existing is not None and _is_observation(existing):
@@ -426,7 +456,6 @@ def remember(
                 f"the key {key!r} holds a record that is not an observation", key=key
             )
         tier = proto.config.observation_tier if "tiers" in proto.config.capabilities else None
-        vector = params.embedding if "embeddings" in proto.config.capabilities else None
         if vector is not None:
             _fix_width(writer, vector)
         record_id = new_id()
