@@ -13,6 +13,7 @@ from mcp_kit import CONFIG
 
 from a2m import AsyncA2MClient
 from a2m_mcp import build_server
+from a2m_server.config import ObservationsConfig, ServerConfig
 from a2m_server.server import A2MServer
 
 
@@ -23,8 +24,9 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def store() -> Iterator[A2MServer]:
-    """A fresh in-memory A2M server."""
-    with A2MServer() as server:
+    """A fresh in-memory A2M server, keeping observations for the acme/billing tenant."""
+    tenant = ObservationsConfig(org="acme", project="billing")
+    with A2MServer(ServerConfig(observations=tenant)) as server:
         yield server
 
 

@@ -17,7 +17,9 @@ from mcp import StdioServerParameters
 
 from a2m_mcp import MemoryConfig
 
-CONFIG = MemoryConfig(namespace="mcp", agent="coder", org="acme", project="billing")
+CONFIG = MemoryConfig(namespace="mcp", agent="coder", org="acme", project="billing", local=True)
+"""The in-process server's configuration: its store is local, so ``agent`` owns what it
+writes (the store's tenant is acme/billing, as ``conftest.store`` configures it)."""
 
 
 def command(*args: str) -> list[str]:

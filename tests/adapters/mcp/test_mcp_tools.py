@@ -12,6 +12,8 @@ from mcp_kit import CONFIG, text
 
 from a2m import AsyncA2MClient
 from a2m_mcp import MemoryConfig, build_server
+from a2m_server.config import ObservationsConfig, ServerConfig
+from a2m_server.server import A2MServer
 
 pytestmark = pytest.mark.anyio
 
@@ -154,7 +156,7 @@ async def test_forget_by_key_and_ids_stays_in_the_namespace(
     assert [r.id for r in (await a2m.timeline()).records] == [other]
 
 
-async def test_remember_observation_injects_the_tenant_and_deduplicates(
+async def test_remember_observation_goes_to_the_observations_extension(
     mcp: Client, a2m: AsyncA2MClient
 ) -> None:
     first = await call(
@@ -178,17 +180,18 @@ async def test_remember_observation_injects_the_tenant_and_deduplicates(
         "weight": 3.0,
         "duplicate": True,
     }
-    records = (await a2m.timeline()).records
-    assert len(records) == 1
-    observation = (records[0].metadata or {})["observation"]
-    assert observation["org"] == "acme"
-    assert observation["project"] == "billing"
-    assert observation["agent"] == "coder"
-    assert observation["classification"] == "convention"
-    assert observation["filePath"] == "services/billing/dates.ts"
-    assert observation["source"] == "explicit"
-    assert observation["tags"] == ["datetime", "billing"]
-    assert records[0].tier == "semantic"
+    (observation,) = (await a2m.list_observations(owner="coder")).observations
+    assert (observation.org, observation.project, observation.agent) == (
+        "acme",
+        "billing",
+        "coder",
+    )
+    assert observation.classification == "convention"
+    assert observation.file_path == "services/billing/dates.ts"
+    assert observation.source == "explicit"
+    assert observation.weight == 3.0
+    audit = (await a2m.observation_audit(owner="coder")).entries
+    assert len(audit) == 2  # created, then raised by the duplicate: the server shows its work
 
 
 async def test_the_model_cannot_name_a_tenant(mcp: Client, a2m: AsyncA2MClient) -> None:
@@ -197,10 +200,51 @@ async def test_the_model_cannot_name_a_tenant(mcp: Client, a2m: AsyncA2MClient) 
     )
     # Arguments outside the schema are dropped: the tenant stays the configured one.
     assert not result.is_error, text(result)
+    (observation,) = (await a2m.list_observations(owner="coder")).observations
+    assert (observation.org, observation.agent) == ("acme", "coder")
     (record,) = (await a2m.timeline()).records
-    observation = (record.metadata or {})["observation"]
-    assert (observation["org"], observation["agent"]) == ("acme", "coder")
     assert "intruder" not in str(record.metadata)
+
+
+async def test_on_a_server_without_the_extension_an_observation_is_a_record() -> None:
+    """Any A2M server: the observation is an ordinary record at a key of the tenant and
+    the content hash, so the same fact raises the stored weight."""
+    config = ServerConfig(observations=ObservationsConfig(enabled=False))
+    with A2MServer(config) as store:
+        a2m = AsyncA2MClient.in_process(store)
+        async with Client(build_server(a2m, CONFIG)) as mcp:
+            first = await call(
+                mcp,
+                "remember_observation",
+                content="All dates are ISO 8601 UTC strings.",
+                classification="convention",
+                filePath="services/billing/dates.ts",
+                tags=["datetime"],
+                weight=2.0,
+            )
+            assert first.structured_content["duplicate"] is False
+            again = await call(
+                mcp,
+                "remember_observation",
+                content="all dates are  ISO 8601 UTC strings.",
+                tags=["billing"],
+            )
+            assert again.structured_content == {
+                "id": first.structured_content["id"],
+                "weight": 3.0,
+                "duplicate": True,
+            }
+        records = (await a2m.timeline()).records
+        assert len(records) == 1
+        observation = (records[0].metadata or {})["observation"]
+        assert (observation["org"], observation["project"]) == ("acme", "billing")
+        assert observation["agent"] == "coder"
+        assert observation["classification"] == "convention"
+        assert observation["filePath"] == "services/billing/dates.ts"
+        assert observation["source"] == "explicit"
+        assert observation["tags"] == ["datetime", "billing"]
+        assert records[0].tier == "semantic"
+        await a2m.aclose()
 
 
 async def test_resources_and_prompt(mcp: Client) -> None:
@@ -216,8 +260,8 @@ async def test_resources_and_prompt(mcp: Client) -> None:
     mine = (await mcp.read_resource("a2m://observations/coder")).contents[0]
     assert "tests bind 127.0.0.1 only" in mine.text
     assert "the build uses uv" not in mine.text
-    nobody = (await mcp.read_resource("a2m://observations/nobody")).contents[0]
-    assert "No observations" in nobody.text
+    other = (await mcp.read_resource("a2m://observations/nobody")).contents[0]
+    assert "Only an operator" in other.text  # another agent's observations are its own
     graph = (await mcp.read_resource("memory://knowledge-graph")).contents[0]
     assert graph.text == '{\n  "entities": [],\n  "relations": []\n}'
 

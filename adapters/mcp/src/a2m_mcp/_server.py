@@ -3,8 +3,8 @@ knowledge-graph tools of ``@modelcontextprotocol/server-memory``, resources and 
 all over one :class:`~a2m.AsyncA2MClient`.
 
 A2M calls per tool: ``remember`` 1, ``recall`` 1, ``fetch`` ≤ 2, ``timeline`` 1,
-``forget`` ≤ 2, ``remember_observation`` 1 with the server's ``observations`` capability,
-else 2 (read the stored observation, write it back with its weight raised); the graph
+``forget`` ≤ 2, ``remember_observation`` 1 where the server offers the ``observations``
+extension (``docs/observations.md``: it deduplicates, weighs and audits), else 2 (read the stored observation, write it back with its weight raised); the graph
 tools as :class:`~a2m_mcp.KnowledgeGraph` states. The first call also sends one ``memory/describe``.
 
 Writes and deletes land under the configured namespace only; reads see the whole store,
@@ -30,6 +30,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from a2m import A2MError, AsyncA2MClient, Record
+from a2m.errors import ScopeDenied
 
 from ._graph import (
     Entity,
@@ -47,8 +48,6 @@ MAX_LIMIT = 100
 TAG_OVERFETCH = 10
 MAX_CANDIDATES = 1000
 """A ``recall`` filtered by tags ranks up to 10 times ``limit`` (at most 1000) candidates."""
-OBSERVATIONS_CAPABILITY = "observations"
-"""The A2M capability under which a server keeps observations itself."""
 _SEGMENT = re.compile(r"^[a-z0-9_-]+(/[a-z0-9_-]+)*$")
 Text = Annotated[str, Field(min_length=1)]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="How many candidates at most.")]
@@ -73,6 +72,9 @@ class MemoryConfig:
     project: str | None = None
     session: str | None = None
     graph_prefix: str | None = None
+    local: bool = False
+    """Whether the store is reached over a local transport (the embedded one): only then
+    may ``agent`` name the observations' owner; over a network the token's principal is."""
 
     def __post_init__(self) -> None:
         if not _SEGMENT.match(self.namespace):
@@ -394,23 +396,18 @@ class A2MTools:
         if not content.strip():
             raise ToolError("content must not be empty")
         classification = (classification or "note").strip() or "note"
-        native = getattr(self.client, "remember_observation", None)
         try:
-            if not self._negotiated():
-                await self.client.describe()
-            if native is not None and self.client.supports(OBSERVATIONS_CAPABILITY):
-                done = await native(
+            if await self._observations_offered():
+                done = await self.client.remember_observation(
                     content,
                     classification=classification,
                     file_path=filePath,
                     tags=tags,
                     weight=weight,
+                    owner=self._local_owner(),
+                    metadata={**self.config.provenance(), "namespace": self.config.namespace},
                 )
-                out = ObservationOut(
-                    id=str(done.id),
-                    weight=float(done.weight),
-                    duplicate=bool(getattr(done, "duplicate", False)),
-                )
+                out = ObservationOut(id=done.id, weight=done.weight, duplicate=done.deduplicated)
             else:
                 out = await self._observation_record(
                     content, classification, filePath, tags, weight
@@ -423,6 +420,20 @@ class A2MTools:
             else "Stored observation"
         )
         return _result(f"{verb} {out.id} (weight {out.weight:g}).", out)
+
+    def _local_owner(self) -> str | None:
+        """The owner a call names: this server's agent over a local transport; nobody over
+        a network, where the connection's principal is the owner."""
+        return self.config.agent if self.config.local else None
+
+    async def _observations_offered(self) -> bool:
+        """Whether the server keeps observations itself (describe's ``observations``
+        extension): then it deduplicates, weighs and audits them, and this server only
+        passes them on."""
+        if not self._negotiated():
+            await self.client.describe()
+        description = self.client.description
+        return description is not None and description.observations is not None
 
     def _negotiated(self) -> bool:
         try:
@@ -479,6 +490,19 @@ class A2MTools:
         return _lines(memories, "No memories yet.")
 
     async def observations_text(self, agent: str, limit: int = 100) -> str:
+        if await self._observations_offered():
+            mine = self.config.agent is None or agent == self.config.agent
+            try:
+                listed = await self.client.list_observations(
+                    limit=limit, agent=None if mine else agent, owner=self._local_owner()
+                )
+            except ScopeDenied:
+                return f"Only an operator of the project may read agent {agent}'s observations."
+            lines = [
+                f"- [{o.classification}, weight {o.weight:g}] {o.content}"
+                for o in listed.observations
+            ]
+            return "\n".join(lines) or f"No observations from agent {agent}."
         prefix = f"{self.config.namespace}/observations"
         page = await self.client.timeline(
             limit=limit, key_prefix=prefix, where={"source_agent": agent}

@@ -84,10 +84,13 @@ async def _client(args: argparse.Namespace, stack: AsyncExitStack) -> AsyncA2MCl
         client = AsyncA2MClient(args.url)
     else:
         # Imported here: a remote deployment never loads the bundled server.
+        from a2m_server.config import ObservationsConfig, ServerConfig
         from a2m_server.server import A2MServer
 
         db = args.db or os.environ.get("A2M_DB") or "memory.db"
-        embedded = A2MServer(db=db)
+        # The embedded server keeps observations for the tenant this command names.
+        tenant = ObservationsConfig(org=args.org or "default", project=args.project or "default")
+        embedded = A2MServer(ServerConfig(observations=tenant), db=db)
         stack.callback(embedded.close)
         client = AsyncA2MClient.in_process(embedded)
     stack.push_async_callback(client.aclose)
@@ -104,6 +107,7 @@ async def serve(args: argparse.Namespace) -> None:
         project=args.project,
         session=args.session,
         graph_prefix=args.graph_prefix,
+        local=args.url is None,
     )
     async with AsyncExitStack() as stack:
         client = await _client(args, stack)
