@@ -29,9 +29,11 @@ from a2m_types.plain_json import is_plain_json
 
 __all__ = [
     "FRAMEWORK",
+    "ID_KEY",
     "RESERVED_KEYS",
     "Layout",
     "child_scopes",
+    "crewai_id",
     "is_own",
     "key_for",
     "key_prefix_for",
@@ -46,9 +48,13 @@ __all__ = [
 FRAMEWORK = "crewai"
 """``metadata.source_framework`` of every record this adapter writes."""
 _BLOCK = "crewai"
+ID_KEY = "crewai_id"
+"""Top-level ``metadata`` key holding the CrewAI id of a record whose A2M id differs from
+it: an update that moves a record to another scope writes the new state under a new A2M
+id before it removes the old record, so the record is never missing."""
 RESERVED_KEYS = frozenset(
     # the adapter's own, then the names the REST mapping gives a meaning to
-    {"crewai", "source_framework", "source_agent", "tags", "namespace", "value", "type"}
+    {"crewai", ID_KEY, "source_framework", "source_agent", "tags", "namespace", "value", "type"}
 )
 """Top-level ``metadata`` keys the mapping owns."""
 # Names a where key means before it means a metadata key: the record fields (spec §5.2),
@@ -184,7 +190,8 @@ def record_input(
     with_id: bool = True,
 ) -> dict[str, Any]:
     """The ``memory/remember`` record of ``record``; raises ``ValueError`` before anything
-    is sent when it cannot be stored exactly."""
+    is sent when it cannot be stored exactly. Without ``with_id`` the server gives the
+    record its A2M id, and ``record.id`` travels in ``metadata.crewai_id``."""
     user = dict(record.metadata)
     _json_safe(f"metadata of record {record.id!r}", user)
     created = _stamp(record.created_at)
@@ -216,6 +223,8 @@ def record_input(
     if agent is not None:
         metadata["source_agent"] = agent
     metadata[_BLOCK] = block
+    if not with_id:
+        metadata[ID_KEY] = record.id
     out: dict[str, Any] = {
         "key": key_for(record.scope, record.id),
         "content": record.content,
@@ -245,6 +254,13 @@ def is_own(record: Record) -> bool:
     """Whether ``record`` was written by this adapter (and so may be changed by it)."""
     metadata = record.metadata or {}
     return metadata.get("source_framework") == FRAMEWORK and isinstance(metadata.get(_BLOCK), dict)
+
+
+def crewai_id(record: Record) -> str:
+    """The CrewAI id of an A2M record: its A2M id, unless it was written under another one
+    (a record moved to another scope) and carries its own in ``metadata.crewai_id``."""
+    held = (record.metadata or {}).get(ID_KEY)
+    return held if isinstance(held, str) and held and is_own(record) else record.id
 
 
 def _importance(salience: float | None) -> float:
@@ -286,7 +302,7 @@ def to_memory_record(record: Record) -> MemoryRecord:
             embedding = []
         source = block.get("source")
         return MemoryRecord(
-            id=record.id,
+            id=crewai_id(record),
             content=record.content,
             scope=str(block.get("scope", _scope_of_key(record.key))),
             categories=_categories(metadata.get("tags")),

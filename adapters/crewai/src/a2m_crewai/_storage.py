@@ -9,10 +9,18 @@ from typing import Any
 
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
-from a2m import A2MClient, AsyncA2MClient, EmbeddingMismatch
+from a2m import A2MClient, AsyncA2MClient, EmbeddingMismatch, Record
 
 from ._listing import arecords, records
-from ._mapping import Layout, child_scopes, is_own, record_input, scope_info, to_memory_record
+from ._mapping import (
+    ID_KEY,
+    Layout,
+    child_scopes,
+    is_own,
+    record_input,
+    scope_info,
+    to_memory_record,
+)
 from ._plan import (
     QueryTexts,
     delete_plan,
@@ -20,6 +28,7 @@ from ._plan import (
     layout_of,
     listed,
     listing_params,
+    lookup_params,
     newest_first,
     search_plan,
     searched,
@@ -123,33 +132,47 @@ class A2MStorage:
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
-    def update(self, record: MemoryRecord) -> None:
-        """Replace the record with ``record.id``: one ``memory/timeline`` to find it, then
-        one ``memory/remember`` at its key (the id survives), or a ``memory/forget`` and a
-        ``memory/remember`` when the scope moved it to another key. A record that is not
-        stored is saved. A record another framework wrote raises
-        :class:`ForeignRecordError` and is left unchanged."""
+    def _find(self, record_id: str, *, vectors: bool = False) -> Record | None:
+        # By A2M id first; a record an update moved to another scope has a new A2M id and
+        # carries its CrewAI id in metadata.
         layout = self._known()
-        found = self._client.timeline(where={"id": record.id}, limit=1).records
-        fresh = record_input(record, layout, agent=self.agent, session=self.session)
-        if not found:
+        for moved in (False, True):
+            params = lookup_params(layout, record_id, moved=moved, vectors=vectors)
+            found = self._client.timeline(**params).records
+            if found:
+                return found[-1]
+        return None
+
+    def update(self, record: MemoryRecord) -> None:
+        """Replace the record with ``record.id``: one or two ``memory/timeline`` to find it
+        (by A2M id, then, for a record an earlier update moved, by ``metadata.crewai_id``),
+        then one ``memory/remember`` at its key (the A2M id survives). When the scope moves
+        it to another key, the new state is written first (a ``memory/remember`` under a
+        new A2M id, ``record.id`` kept in ``metadata.crewai_id``) and only then is the old
+        record removed (a ``memory/forget``): a refused write or a failure in between
+        leaves the old record in place, never neither. A record that is not stored is
+        saved. A record another framework wrote raises :class:`ForeignRecordError` and is
+        left unchanged."""
+        layout = self._known()
+        current = self._find(record.id)
+        if current is None:
             self.save([record])
             return
-        current = found[0]
         if not is_own(current):
             raise ForeignRecordError(
                 f"record {record.id!r} was written by another framework; a2m-crewai "
                 "changes only the records it wrote"
             )
+        # Without an id: an id already stored would make the write a no-op (spec §3.1).
+        fresh = record_input(record, layout, agent=self.agent, session=self.session, with_id=False)
+        if current.id == record.id and current.key == fresh["key"]:
+            fresh["metadata"].pop(ID_KEY)  # the A2M id is the CrewAI id: nothing to carry
         try:
-            if current.key == fresh["key"]:
-                fresh.pop("id")  # an id already stored would make the write a no-op
-                self._client.remember([fresh])
-            else:
-                self._client.forget(ids=[record.id])
-                self._client.remember([fresh])
+            self._client.remember([fresh])
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
+        if current.key != fresh["key"]:
+            self._client.forget(ids=[current.id])
 
     def delete(
         self,
@@ -162,7 +185,9 @@ class A2MStorage:
         """Delete this adapter's records matching every given criterion (scope by
         segment, any of ``categories``, ids, created before ``older_than``, metadata
         equal); none given deletes all of them. Returns how many went. Without
-        categories, metadata or age: one ``memory/forget``, the server selecting.
+        categories, metadata or age: one ``memory/forget``, the server selecting (two
+        with ``record_ids``: the second removes records an update moved to another
+        scope, which keep their id in ``metadata.crewai_id``).
 
         Deleting by categories, metadata or age lists this adapter's records in the scope
         (``⌈n/L⌉`` ``memory/timeline`` calls by cursor, ``L`` the server's
@@ -176,7 +201,10 @@ class A2MStorage:
         if plan is None:
             return 0
         if plan.forget is not None:
-            return self._client.forget(**plan.forget).forgotten
+            forgotten = self._client.forget(**plan.forget).forgotten
+            if plan.moved is not None:
+                forgotten += self._client.forget(**plan.moved).forgotten
+            return forgotten
         assert plan.listing is not None
         chosen = plan.chosen(listed(records(self._client, layout, plan.listing), scope_prefix))
         return sum(
@@ -229,12 +257,11 @@ class A2MStorage:
             raise dimension_error(exc) from exc
 
     def get_record(self, record_id: str) -> MemoryRecord | None:
-        """The record with ``record_id``, or ``None``: one ``memory/timeline``."""
-        params: dict[str, Any] = {"where": {"id": record_id}, "limit": 1}
-        if "embeddings" in self._known().capabilities:
-            params["embeddings"] = True
-        found = self._client.timeline(**params).records
-        return to_memory_record(found[0]) if found else None
+        """The record with ``record_id``, or ``None``: one ``memory/timeline``, a second
+        when no A2M id is ``record_id`` (a record an update moved keeps its id in
+        ``metadata.crewai_id``)."""
+        found = self._find(record_id, vectors=True)
+        return to_memory_record(found) if found is not None else None
 
     def list_records(
         self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0
@@ -350,7 +377,10 @@ class A2MStorage:
         if plan is None:
             return 0
         if plan.forget is not None:
-            return (await client.forget(**plan.forget)).forgotten
+            forgotten = (await client.forget(**plan.forget)).forgotten
+            if plan.moved is not None:
+                forgotten += (await client.forget(**plan.moved)).forgotten
+            return forgotten
         assert plan.listing is not None
         listing = [record async for record in arecords(client, layout, plan.listing)]
         chosen = plan.chosen(listed(listing, scope_prefix))
