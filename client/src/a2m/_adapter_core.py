@@ -4,7 +4,7 @@ records back into entries. No I/O; the two adapters only add their calls to the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -35,6 +35,7 @@ from a2m_types.rest import (
     validate_namespace,
 )
 
+from ._adapter_owners import Caller
 from ._adapter_where import split_where
 from ._core import Extensions
 from .errors import CapabilityNotSupported, InvalidParams
@@ -108,7 +109,13 @@ def new_scope(
     namespace: str, source_framework: str | None, agent: str | None, session: str | None
 ) -> Scope:
     """An adapter's identity, its namespace checked before anything is sent."""
-    return Scope(checked_namespace(namespace), source_framework, agent, session)
+    return Scope(
+        checked_namespace(namespace),
+        source_framework,
+        agent,
+        session,
+        Caller(across=agent is not None),
+    )
 
 
 def watched_namespace(own: str, namespace: str | None) -> str | None:
@@ -152,6 +159,8 @@ class Scope:
     source_framework: str | None
     agent: str | None
     session: str | None
+    caller: Caller = field(default_factory=Caller, compare=False, repr=False)
+    """Whom the connection acts as, where several owners hold one key."""
 
     def entry_write(
         self,

@@ -33,6 +33,7 @@ from ._adapter_core import (
     watched_namespace,
     with_vectors,
 )
+from ._adapter_owners import best_per_key
 from ._adapter_paging import DEFAULT_PAGE_SIZE, AsyncEntryIterator, check_page_size
 from ._adapter_steps import drive_async
 from ._adapter_where import checked_where
@@ -139,7 +140,8 @@ class AsyncA2MAdapter:
             namespace=namespace,
             where_given=where,
         )
-        hits = scored_entries((await self.client.recall(**plan.params)).records, layout, plan)
+        recalled = (await self.client.recall(**plan.params)).records
+        hits = scored_entries(best_per_key(self.scope.caller, recalled), layout, plan)
         if plan.vectors_later and hits:
             fetched = await self.client.timeline(**vectors_params(hits))
             hits = with_vectors(hits, fetched.records)
@@ -186,6 +188,7 @@ class AsyncA2MAdapter:
             namespace=where_ns,
             recursive=recursive,
             where=where,
+            caller=self.scope.caller,
         )
         if cursor is not None:
             return await drive_async(paging.page_at(plan, layout, cursor, limit), self.client)
@@ -212,7 +215,13 @@ class AsyncA2MAdapter:
         async def entries(iterator: AsyncEntryIterator) -> AsyncIterator[Entry]:
             layout = await self._known()
             plan = paging.listing(
-                layout, type=type, tags=tags, namespace=where_ns, recursive=recursive, where=where
+                layout,
+                type=type,
+                tags=tags,
+                namespace=where_ns,
+                recursive=recursive,
+                where=where,
+                caller=self.scope.caller,
             )
             size = min(page_size, layout.max_recall_limit)
             position: str | None = ""

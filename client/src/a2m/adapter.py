@@ -50,6 +50,7 @@ from ._adapter_core import (
     watched_namespace,
     with_vectors,
 )
+from ._adapter_owners import best_per_key
 from ._adapter_paging import (
     DEFAULT_PAGE_SIZE,
     MAX_CALLS_PER_PAGE,
@@ -204,7 +205,8 @@ class A2MAdapter:
             namespace=namespace,
             where_given=where,
         )
-        hits = scored_entries(self.client.recall(**plan.params).records, layout, plan)
+        recalled = self.client.recall(**plan.params).records
+        hits = scored_entries(best_per_key(self.scope.caller, recalled), layout, plan)
         if plan.vectors_later and hits:
             hits = with_vectors(hits, self.client.timeline(**vectors_params(hits)).records)
         return hits
@@ -265,6 +267,7 @@ class A2MAdapter:
             namespace=where_ns,
             recursive=recursive,
             where=where,
+            caller=self.scope.caller,
         )
         if cursor is not None:
             return drive(paging.page_at(plan, layout, cursor, limit), self.client)
@@ -295,7 +298,13 @@ class A2MAdapter:
         def entries(iterator: EntryIterator) -> Iterator[Entry]:
             layout = self._known()
             plan = paging.listing(
-                layout, type=type, tags=tags, namespace=where_ns, recursive=recursive, where=where
+                layout,
+                type=type,
+                tags=tags,
+                namespace=where_ns,
+                recursive=recursive,
+                where=where,
+                caller=self.scope.caller,
             )
             size = min(page_size, layout.max_recall_limit)
             position: str | None = ""
