@@ -232,7 +232,8 @@ def lookup_params(
     """``memory/timeline`` params finding the record with CrewAI id ``record_id``: by A2M
     id, or (``moved``) by ``metadata.crewai_id``, the newest such record of this adapter."""
     where: dict[str, Any] = {**OWN, ID_KEY: record_id} if moved else {"id": record_id}
-    params: dict[str, Any] = {"where": where, "limit": 1}
+    # moved: one record per principal holding a copy, and one left by an interrupted move
+    params: dict[str, Any] = {"where": where, "limit": 10 if moved else 1}
     if vectors and "embeddings" in layout.capabilities:
         params["embeddings"] = True
     return params

@@ -10,10 +10,11 @@ from typing import Any
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from a2m import A2MClient, AsyncA2MClient, EmbeddingMismatch, Record
+from a2m._adapter_owners import Caller, best_per_key, choose
+from a2m._adapter_steps import drive
 
 from ._listing import arecords, records
 from ._mapping import (
-    ID_KEY,
     Layout,
     child_scopes,
     is_own,
@@ -77,6 +78,8 @@ class A2MStorage:
         """The text of recent query embeddings (filled by :class:`~a2m_crewai.A2MMemory`),
         sent beside the vector so the server ranks lexically too."""
         self._layout: Layout | None = None
+        self._caller = Caller()
+        """Whom the connection acts as, where several principals hold one record's key."""
 
     @property
     def client(self) -> A2MClient:
@@ -112,7 +115,15 @@ class A2MStorage:
     ) -> list[MemoryRecord]:
         layout = self._known()
         params = listing_params(layout, scope_prefix, own=own, vectors=vectors)
-        return listed(records(self._client, layout, params), scope_prefix)
+        return listed(self._own(list(records(self._client, layout, params))), scope_prefix)
+
+    def _own(self, found: list[Record]) -> list[Record]:
+        # Several principals may each hold a record's key (spec §3.6): keep the caller's.
+        if "scopes" not in self._known().capabilities:
+            return found
+        extra = {"embeddings": True} if "embeddings" in self._known().capabilities else {}
+        chosen = drive(choose(self._caller, found, extra), self._client)
+        return [r for r in found if r.key is None or chosen[r.key].id == r.id]
 
     # --- StorageBackend: writes ----------------------------------------------------------
 
@@ -133,15 +144,19 @@ class A2MStorage:
             raise dimension_error(exc) from exc
 
     def _find(self, record_id: str, *, vectors: bool = False) -> Record | None:
-        # By A2M id first; a record an update moved to another scope has a new A2M id and
-        # carries its CrewAI id in metadata.
+        # By A2M id; then by metadata.crewai_id, which a record an update moved to another
+        # scope carries (its A2M id is new), as does another principal's copy of a record.
         layout = self._known()
+        found: list[Record] = []
         for moved in (False, True):
+            if found and "scopes" not in layout.capabilities:
+                break
             params = lookup_params(layout, record_id, moved=moved, vectors=vectors)
-            found = self._client.timeline(**params).records
-            if found:
-                return found[-1]
-        return None
+            found += self._client.timeline(**params).records
+        if len(found) <= 1:
+            return found[0] if found else None
+        kept = self._own(found)
+        return kept[-1] if kept else None
 
     def update(self, record: MemoryRecord) -> None:
         """Replace the record with ``record.id``: one or two ``memory/timeline`` to find it
@@ -165,8 +180,6 @@ class A2MStorage:
             )
         # Without an id: an id already stored would make the write a no-op (spec §3.1).
         fresh = record_input(record, layout, agent=self.agent, session=self.session, with_id=False)
-        if current.id == record.id and current.key == fresh["key"]:
-            fresh["metadata"].pop(ID_KEY)  # the A2M id is the CrewAI id: nothing to carry
         try:
             self._client.remember([fresh])
         except EmbeddingMismatch as exc:
@@ -252,7 +265,8 @@ class A2MStorage:
         if "embedding" not in plan.params and "query" not in plan.params:
             return []
         try:
-            return searched(plan, self._client.recall(**plan.params).records)
+            found = self._client.recall(**plan.params).records
+            return searched(plan, best_per_key(self._caller, found))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
@@ -352,7 +366,8 @@ class A2MStorage:
         if "embedding" not in plan.params and "query" not in plan.params:
             return []
         try:
-            return searched(plan, (await client.recall(**plan.params)).records)
+            found = (await client.recall(**plan.params)).records
+            return searched(plan, best_per_key(self._caller, found))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
