@@ -75,6 +75,8 @@ def comparable(reader: StoreReader, vector: list[float]) -> bool:
     if width is None:
         return False
     if len(vector) != width:
+        if not reader.holds_vectors():
+            return False  # nothing to compare with, and the next vector sets the width
         raise ProtocolError(
             ErrorCode.EMBEDDING_MISMATCH,
             f"query embedding has {len(vector)} dimensions; this store's vectors have {width}",
@@ -335,6 +337,8 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
             counts = reader.count_by_tier(RecordFilter(scope=proto.read_scope(owner)))
             result["tiers"] = [_tier_info(t, counts.get(t.name, 0)) for t in config.tiers]
         dimensions = reader.dimensions()
+        if dimensions is not None and not reader.holds_vectors():
+            dimensions = None  # §3.7: null until a vector fixes it, again once none is left
     if "events" in caps:
         result["events"] = {"push": ctx.push}
     if "summarize" in caps:

@@ -178,11 +178,14 @@ def _expiry(metadata: dict[str, Any] | None, now: int) -> int | None:
 
 def _check_widths(writer: StoreWriter, requests: Sequence[WriteRequest]) -> None:
     """§3.7: the first vector fixes the width; any other width is EMBEDDING_MISMATCH. The
-    store takes the width of the first vector it is given."""
+    store takes the width of the first vector it is given, and again once no record
+    carries a vector any more."""
     stored = writer.dimensions()
     widths = {len(vector) for r in requests if (vector := r.new.embedding) is not None}
     if not widths:
         return
+    if stored is not None and widths != {stored} and not writer.holds_vectors():
+        stored = None  # every vector is gone (§3.7: a width is fixed by a vector stored)
     if len(widths) == 1 and (stored is None or stored in widths):
         if stored is None:
             writer.set_dimensions(widths.pop())

@@ -311,6 +311,11 @@ class StoreReader(ABC):
     def dimensions(self) -> int | None:
         """The vector width fixed by the first vector stored."""
 
+    def holds_vectors(self) -> bool:
+        """Whether any live record carries a vector: while none does, the width
+        :meth:`dimensions` remembers fixes nothing (§3.7), and the next vector sets it."""
+        return bool(self.select(RecordFilter(with_embedding=True), limit=1))
+
     @property
     @abstractmethod
     def store_id(self) -> str:
