@@ -69,6 +69,9 @@ class Layout:
     """``memory/timeline`` pages by keyset cursor (describe ``timeline.cursor``)."""
     operators: frozenset[str] = frozenset()
     """``where`` operators the server runs (describe ``where.operators``)."""
+    recall_declared: bool = True
+    """Whether the server declares ``max_recall_limit``: if not, ``max_recall_limit`` is
+    this side's page size, and a timeline without ``limit`` carries every record (§4.4)."""
 
     @classmethod
     def of(cls, description: DescribeResult) -> Layout:
@@ -97,6 +100,7 @@ class Layout:
             batch or _DEFAULT_MAX_RECORDS,
             declared.cursor,
             declared.operators,
+            bool(limits and limits.max_recall_limit),
         )
 
     def vectors(self) -> dict[str, Any]:

@@ -116,6 +116,10 @@ class Page:
 def page(plan: Listing, layout: Layout, cursor: str, size: int) -> Flow[Page]:
     """The records after ``cursor`` (``""``: from the oldest), ``size`` at most, as one
     page; without server cursors, the whole capped window at once."""
+    if not layout.cursor and not layout.recall_declared:
+        # No cursor, and no declared cap: one timeline without a limit carries them all.
+        records = (yield call("timeline", **plan.params)).records
+        return Page(plan.entries((yield from _own(plan, layout, records)), layout), None, False)
     if not layout.cursor:
         limit = layout.max_recall_limit
         records = (yield call("timeline", **plan.params, limit=limit)).records

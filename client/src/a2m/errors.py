@@ -58,6 +58,7 @@ __all__ = [
     "BadRequestError",
     "CapabilityNotSupported",
     "EmbeddingMismatch",
+    "IncompleteListing",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
@@ -410,3 +411,9 @@ class ResponseValidationError(A2MError):
     not a JSON-RPC response, or a ``result`` of the wrong shape."""
 
     hint = "The server is not speaking A2M 0.1 correctly; report it to its maintainers."
+
+
+class IncompleteListing(UserWarning):
+    """A listing that may be missing records: the server pages by no cursor, and one call
+    reached its ``max_recall_limit``. Every adapter listing that cannot be complete warns
+    with this (or a subclass), or raises where the framework promises an exact answer."""

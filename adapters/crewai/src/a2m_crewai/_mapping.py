@@ -75,6 +75,9 @@ class Layout:
     """Whether ``memory/timeline`` pages by keyset cursor (describe ``timeline.cursor``)."""
     operators: frozenset[str] = frozenset()
     """The ``where`` operators the server declares (describe ``where.operators``)."""
+    recall_declared: bool = True
+    """Whether the server declares ``max_recall_limit`` (else a timeline without ``limit``
+    carries every record it selects, spec §4.4)."""
 
 
 # --- scopes and keys -------------------------------------------------------------------

@@ -63,7 +63,8 @@ def layout_of(description: DescribeResult) -> Layout:
     per_call = limits.max_records_per_call if limits and limits.max_records_per_call else 1000
     cursor = description.timeline is not None and bool(description.timeline.cursor)
     operators = frozenset(description.where.operators) if description.where is not None else None
-    return Layout(capabilities, tier, recall, per_call, cursor, operators or frozenset())
+    declared = bool(limits and limits.max_recall_limit)
+    return Layout(capabilities, tier, recall, per_call, cursor, operators or frozenset(), declared)
 
 
 def dimension_error(error: EmbeddingMismatch) -> EmbeddingDimensionMismatchError:

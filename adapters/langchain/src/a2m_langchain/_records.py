@@ -52,6 +52,9 @@ class Layout:
     tier_for_kind: dict[str, str]
     max_records_per_call: int
     max_recall_limit: int
+    recall_declared: bool = True
+    """Whether the server declares ``max_recall_limit`` (else 1000 is this side's page,
+    and a timeline without ``limit`` carries every record it selects, spec §4.4)."""
 
     @classmethod
     def of(cls, description: DescribeResult) -> Layout:
@@ -62,8 +65,9 @@ class Layout:
                     tiers.setdefault(tier.kind, tier.name)
         limits = description.limits
         per_call = limits.max_records_per_call if limits and limits.max_records_per_call else 100
+        declared = bool(limits and limits.max_recall_limit)
         recall = limits.max_recall_limit if limits and limits.max_recall_limit else 1000
-        return cls(frozenset(description.capabilities), tiers, per_call, recall)
+        return cls(frozenset(description.capabilities), tiers, per_call, recall, declared)
 
     def supports(self, capability: str) -> bool:
         return capability in self.capabilities

@@ -331,6 +331,8 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
             "max_content_length": limits.max_content_length,
         },
     }
+    if not config.declare_recall_limit:
+        del result["limits"]["max_recall_limit"]
     owner = proto.acting_owner(ctx, params.owner)
     with proto.store.reading() as reader:
         if "tiers" in caps:
