@@ -36,6 +36,8 @@ SOURCE_FRAMEWORK = "autogen"
 TEXT_MIME = MemoryMimeType.TEXT.value
 """What transcripts say their records are: the text is the content, the message the value."""
 
+SCORE_KEY = "score"
+"""The metadata key a query result carries its score under, as AutoGen's memories do."""
 PROVENANCE_KEY = "a2m"
 """The metadata key under which a query result carries the record's id, score and
 provenance. It is never stored: adding a result back writes a new record."""
@@ -198,9 +200,11 @@ def _mime_type(value: str) -> MemoryMimeType | str:
 
 
 def record_content(record: Record) -> MemoryContent:
-    """A recalled record as a ``MemoryContent``: its own metadata as it was stored, and
-    under ``metadata["a2m"]`` its id, score, key, namespace and provenance. Records
-    written by any framework or client read this way."""
+    """A recalled record as a ``MemoryContent``: its own metadata as it was stored, its
+    score at ``metadata["score"]`` (as AutoGen's ChromaDB and Redis memories give it; a
+    stored metadata key of that name is replaced), and under ``metadata["a2m"]`` its id,
+    score, key, namespace and provenance. Records written by any framework or client
+    read this way."""
     metadata = dict(record.metadata or {})
     stored_mime = metadata.pop("mime_type", None)
     has_value = "value" in metadata
@@ -233,6 +237,9 @@ def record_content(record: Record) -> MemoryContent:
         "source_agent": metadata.get("source_agent"),
     }
     metadata[PROVENANCE_KEY] = {k: v for k, v in provenance.items() if v is not None}
+    if record.score is not None:
+        # Where AutoGen's own vector memories (ChromaDB, Redis) put a result's score.
+        metadata[SCORE_KEY] = record.score
     return MemoryContent(content=body, mime_type=_mime_type(str(mime)), metadata=metadata)
 
 
