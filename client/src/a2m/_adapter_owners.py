@@ -108,19 +108,21 @@ def one_per_key(
     return kept
 
 
-def best_per_key(caller: Caller, records: Sequence[Record]) -> list[Record]:
-    """Ranked ``records`` with one record per key: the caller's own where it is among them
-    (at the rank of the key's best), else the best ranked. No call."""
-    first: dict[str, int] = {}
+def best_per_key(
+    caller: Caller, records: Sequence[Record], extra: Mapping[str, Any]
+) -> Flow[list[Record]]:
+    """Ranked ``records`` with one record per key, at the rank of the key's best: the one
+    the caller reads (:func:`choose`: no call unless a key is shared and the caller not
+    yet known, then one ``memory/fetch`` per shared key)."""
+    chosen = yield from choose(caller, records, extra)
     kept: list[Record] = []
+    placed: set[str] = set()
     for record in records:
         if record.key is None:
             kept.append(record)
-            continue
-        place = first.get(record.key)
-        if place is None:
-            first[record.key] = len(kept)
-            kept.append(record)
-        elif caller.owner is not None and record.owner == caller.owner:
-            kept[place] = record
+        elif record.key not in placed:
+            placed.add(record.key)
+            pick = chosen[record.key]
+            # the pick's own score, when it is among the ranked; else the best one's
+            kept.append(next((r for r in records if r.id == pick.id), record))
     return kept

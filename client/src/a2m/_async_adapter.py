@@ -141,7 +141,8 @@ class AsyncA2MAdapter:
             where_given=where,
         )
         recalled = (await self.client.recall(**plan.params)).records
-        hits = scored_entries(best_per_key(self.scope.caller, recalled), layout, plan)
+        own = best_per_key(self.scope.caller, recalled, layout.vectors())
+        hits = scored_entries(await drive_async(own, self.client), layout, plan)
         if plan.vectors_later and hits:
             fetched = await self.client.timeline(**vectors_params(hits))
             hits = with_vectors(hits, fetched.records)

@@ -206,7 +206,8 @@ class A2MAdapter:
             where_given=where,
         )
         recalled = self.client.recall(**plan.params).records
-        hits = scored_entries(best_per_key(self.scope.caller, recalled), layout, plan)
+        own = best_per_key(self.scope.caller, recalled, layout.vectors())
+        hits = scored_entries(drive(own, self.client), layout, plan)
         if plan.vectors_later and hits:
             hits = with_vectors(hits, self.client.timeline(**vectors_params(hits)).records)
         return hits

@@ -11,7 +11,7 @@ from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from a2m import A2MClient, AsyncA2MClient, EmbeddingMismatch, Record
 from a2m._adapter_owners import Caller, best_per_key, choose
-from a2m._adapter_steps import drive
+from a2m._adapter_steps import drive, drive_async
 
 from ._listing import arecords, records
 from ._mapping import (
@@ -117,12 +117,14 @@ class A2MStorage:
         params = listing_params(layout, scope_prefix, own=own, vectors=vectors)
         return listed(self._own(list(records(self._client, layout, params))), scope_prefix)
 
+    def _vectors(self) -> dict[str, Any]:
+        return {"embeddings": True} if "embeddings" in self._known().capabilities else {}
+
     def _own(self, found: list[Record]) -> list[Record]:
         # Several principals may each hold a record's key (spec §3.6): keep the caller's.
         if "scopes" not in self._known().capabilities:
             return found
-        extra = {"embeddings": True} if "embeddings" in self._known().capabilities else {}
-        chosen = drive(choose(self._caller, found, extra), self._client)
+        chosen = drive(choose(self._caller, found, self._vectors()), self._client)
         return [r for r in found if r.key is None or chosen[r.key].id == r.id]
 
     # --- StorageBackend: writes ----------------------------------------------------------
@@ -266,7 +268,8 @@ class A2MStorage:
             return []
         try:
             found = self._client.recall(**plan.params).records
-            return searched(plan, best_per_key(self._caller, found))
+            own = best_per_key(self._caller, found, self._vectors())
+            return searched(plan, drive(own, self._client))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
@@ -367,7 +370,8 @@ class A2MStorage:
             return []
         try:
             found = (await client.recall(**plan.params)).records
-            return searched(plan, best_per_key(self._caller, found))
+            own = best_per_key(self._caller, found, self._vectors())
+            return searched(plan, await drive_async(own, client))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
