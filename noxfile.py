@@ -16,7 +16,14 @@ import nox
 nox.options.default_venv_backend = "none"
 nox.options.error_on_missing_interpreters = True
 
-PACKAGES = ["packages/types/src", "packages/server/src", "packages/testing/src", "client/src"]
+# adapters/a2e has no framework: it is type-checked and tested in the workspace sessions.
+PACKAGES = [
+    "packages/types/src",
+    "packages/server/src",
+    "packages/testing/src",
+    "client/src",
+    "adapters/a2e/src",
+]
 TEST_SUITES = {
     "types": ["tests/types"],
     "server": ["tests/server"],
@@ -25,6 +32,7 @@ TEST_SUITES = {
     "testing": ["tests/testing"],
     "adapter": ["tests/adapter"],
     "examples": ["tests/examples"],
+    "a2e": ["tests/adapters/a2e"],
 }
 
 # The workspace's own distributions, installed editable into every framework environment.
@@ -161,6 +169,7 @@ BENCH_QUICK = {
     "bench_langgraph.py": ["--items", "200", "--gets", "200", "--searches", "50"],
     "bench_autogen.py": ["--contents", "200", "--queries", "50"],
     "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
+    "bench_a2e.py": ["--messages", "200", "--batch", "50", "--batches", "10", "--queries", "50"],
 }
 # Benchmarks whose peer lives in a dependency group of its own.
 BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
