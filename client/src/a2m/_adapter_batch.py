@@ -77,8 +77,8 @@ def entry_writes(scope: Scope, entries: Iterable[Mapping[str, Any] | EntryWrite]
                     fields["key"], fields["type"], fields["value"], fields.get("embedding"), meta
                 )
             )
-        except InvalidParams as exc:
-            raise InvalidParams(f"entries[{position}]: {exc.message}") from None
+        except InvalidParams as exc:  # its own class kept (UnstorableValue, say)
+            raise type(exc)(f"entries[{position}]: {exc.message}", data=exc.data) from None
         except (TypeError, ValueError) as exc:
             raise _refuse(f"entries[{position}]: {exc}") from None
     return writes

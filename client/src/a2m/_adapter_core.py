@@ -36,6 +36,7 @@ from a2m_types.rest import (
 )
 
 from ._adapter_owners import Caller
+from ._adapter_values import check_storable
 from ._adapter_where import split_where
 from ._core import Extensions
 from .errors import CapabilityNotSupported, InvalidParams
@@ -178,6 +179,8 @@ class Scope:
         :class:`InvalidParams` before anything is sent."""
         if type not in MEMORY_TYPES:
             raise _refuse(f"type must be one of {', '.join(MEMORY_TYPES)}, not {type!r}")
+        check_storable(value, f"entry {key!r}: value")
+        check_storable(dict(meta or {}), f"entry {key!r}: meta")
         stated: dict[str, Any] = {"source_framework": self.source_framework}
         if self.agent is not None:
             stated["source_agent"] = self.agent

@@ -59,6 +59,7 @@ from ._adapter_paging import (
     check_page_size,
 )
 from ._adapter_steps import drive
+from ._adapter_values import UnstorableValue, check_storable
 from ._adapter_where import checked_where
 from ._async_adapter import AsyncA2MAdapter
 from ._client import A2MClient
@@ -76,6 +77,8 @@ __all__ = [
     "EntryList",
     "EntryWrite",
     "ScoredEntry",
+    "UnstorableValue",
+    "check_storable",
 ]
 
 

@@ -14,6 +14,7 @@ from autogen_core.memory import MemoryContent, MemoryMimeType
 from pydantic import ValidationError
 
 from a2m import Record, RecordInput
+from a2m.adapter import check_storable
 from a2m_types.rest import EntryMetaWrite, EntryWrite, entry_to_record_input, record_key
 
 from ._connection import StoreLayout
@@ -128,9 +129,14 @@ def content_record(
     Text and markdown are the record's content; JSON (a dict, or a JSON string) is kept as
     structure in ``metadata.value`` with its compact text as content; an image or binary
     content becomes an external record pointing at its URI (``metadata["uri"]``, or a
-    string content that is one). Raises :class:`ContentNotStorable` before any I/O."""
+    string content that is one). Raises :class:`ContentNotStorable`, or
+    :class:`~a2m.adapter.UnstorableValue` for a value JSON cannot carry exactly (NaN, a
+    set, bytes, a tuple, a lone surrogate, nesting past 64 levels), before any I/O."""
     mime = mime_of(content)
     metadata = _own_metadata(content, mime)
+    check_storable(metadata, "metadata")
+    if isinstance(content.content, (str, dict)):
+        check_storable(content.content, "content")
     opaque = isinstance(content.content, (bytes, Image)) or _is_opaque(mime)
     uri = _uri(content) if opaque else None
     if opaque and uri is None:

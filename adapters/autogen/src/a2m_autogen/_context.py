@@ -22,6 +22,7 @@ from pydantic import Field, SecretStr, TypeAdapter, ValidationError
 from typing_extensions import Self
 
 from a2m import AsyncA2MClient, Record, RecordInput
+from a2m.adapter import check_storable
 from a2m_types.rest import validate_key, validate_namespace
 
 from ._connection import ConnectionConfig, Link, StoreLayout, every_record
@@ -168,6 +169,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
             fields["tier"] = tier
         if "sessions" in layout.capabilities:
             fields["session"] = config.session
+        check_storable(fields, "message")
         return RecordInput.model_validate(fields)
 
     async def _write(self, messages: Sequence[LLMMessage]) -> None:

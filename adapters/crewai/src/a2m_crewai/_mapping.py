@@ -13,7 +13,6 @@ the whole of it is also kept under ``metadata.crewai.metadata``, which is what r
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,7 +24,7 @@ from urllib.parse import quote, unquote
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from a2m import Record, filters
-from a2m_types.plain_json import is_plain_json
+from a2m.adapter import check_storable
 
 __all__ = [
     "FRAMEWORK",
@@ -169,21 +168,6 @@ def _naive_utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
-# What json.dumps(value, allow_nan=False) uses, made once rather than on every call.
-_STRICT_JSON = json.JSONEncoder(allow_nan=False)
-
-
-def _json_safe(name: str, value: Any) -> None:
-    # Plain metadata needs no dump to prove it; anything else (a tuple, a subclass, a
-    # key that is not a string) is decided by the standard library's strict encoder.
-    if is_plain_json(value):
-        return
-    try:
-        _STRICT_JSON.encode(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be plain JSON: {exc}") from None
-
-
 def record_input(
     record: MemoryRecord,
     layout: Layout,
@@ -192,11 +176,15 @@ def record_input(
     session: str | None = None,
     with_id: bool = True,
 ) -> dict[str, Any]:
-    """The ``memory/remember`` record of ``record``; raises ``ValueError`` before anything
-    is sent when it cannot be stored exactly. Without ``with_id`` the server gives the
+    """The ``memory/remember`` record of ``record``; raises
+    :class:`~a2m.adapter.UnstorableValue` (a ``ValueError``) before anything is sent when
+    it cannot be stored exactly. Without ``with_id`` the server gives the
     record its A2M id, and ``record.id`` travels in ``metadata.crewai_id``."""
     user = dict(record.metadata)
-    _json_safe(f"metadata of record {record.id!r}", user)
+    check_storable(user, f"metadata of record {record.id!r}")
+    check_storable(record.content, f"content of record {record.id!r}")
+    if record.source is not None:
+        check_storable(record.source, f"source of record {record.id!r}")
     created = _stamp(record.created_at)
     block: dict[str, Any] = {
         "scope": record.scope,

@@ -14,6 +14,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
 from a2m import A2MClient, AsyncA2MClient, DescribeResult, Record
+from a2m.adapter import check_storable
 from a2m.errors import CapabilityNotSupported, InvalidParams
 from a2m_types.rest import InvalidNamespace, validate_namespace
 
@@ -200,13 +201,15 @@ def message_records(
     for message in checked_messages(messages):
         if group is None or message.type in _OPENS_A_TURN:
             group = new_id()
+        stored = message_to_dict(message)
+        position = len(records)
+        check_storable(stored, f"messages[{position}]")
+        check_storable(message.text, f"messages[{position}].text")
         record: dict[str, Any] = {
             "content": message.text,
             "role": role_of(message),
             "group": group,
-            "metadata": provenance.metadata(
-                "episodic", session=session, **{MESSAGE_FIELD: message_to_dict(message)}
-            ),
+            "metadata": provenance.metadata("episodic", session=session, **{MESSAGE_FIELD: stored}),
         }
         vector = vectors[len(records)] if vectors is not None else None
         if vector is not None:
