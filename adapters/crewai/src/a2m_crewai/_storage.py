@@ -9,7 +9,7 @@ from typing import Any
 
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
-from a2m import A2MClient, AsyncA2MClient, EmbeddingMismatch, Record
+from a2m import A2MClient, A2MConnectionError, AsyncA2MClient, EmbeddingMismatch, Record
 from a2m._adapter_owners import Caller, best_per_key, choose
 from a2m._adapter_steps import drive, drive_async
 
@@ -87,6 +87,15 @@ class A2MStorage:
         return self._client
 
     # --- plumbing ----------------------------------------------------------------------
+
+    def check_reachable(self) -> None:
+        """Raise the client's error (:class:`~a2m.A2MConnectError` for a server that is
+        down) unless the server has answered: one ``memory/describe`` the first time,
+        none after. The error is raised on its own, without the socket's chained one."""
+        try:
+            self._known()
+        except A2MConnectionError as exc:
+            raise type(exc)(exc.message, method=exc.method) from None
 
     def _known(self) -> Layout:
         if self._layout is None:
