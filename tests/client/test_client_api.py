@@ -55,6 +55,7 @@ EXPECTED_ALL = [
     "FetchResult",
     "ForgetResult",
     "ForgottenEvent",
+    "IncompleteListing",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",

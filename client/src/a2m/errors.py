@@ -37,6 +37,9 @@ the server would have used: ``CapabilityNotSupported`` for a method or parameter
 undeclared capability, ``InvalidParams`` for arguments that cannot be valid, and
 ``ProtocolNotSupported`` for a server speaking an incompatible version. Every error carries
 the ``method``, the ``code`` where there is one, the server's ``message`` and ``data``.
+
+Apart from the tree, one warning: ``IncompleteListing`` (a ``UserWarning``), which an
+adapter listing that may be missing records issues rather than answer silently short.
 """
 
 from __future__ import annotations
