@@ -52,6 +52,7 @@ OFFLINE_ENV = {
     "CREWAI_DISABLE_TRACKING": "true",
     "CREWAI_TRACING_ENABLED": "false",
     "OTEL_SDK_DISABLED": "true",
+    "OPENAI_AGENTS_DISABLE_TRACING": "1",
     "AGNO_TELEMETRY": "false",
     "ANONYMIZED_TELEMETRY": "false",
     "LANGCHAIN_TRACING_V2": "false",
@@ -71,6 +72,25 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     "autogen": ("autogen", ["agentchat"], ["autogen-ext>=0.7.5,<0.8"]),
     # The side-by-side peers: Agno's SqliteDb (SQLAlchemy, asyncio: greenlet) and LanceDb.
     "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0", "lancedb>=0.20"]),
+    # MCP 2.x: outside the uv workspace (CrewAI pins mcp<2), so only ever installed here.
+    "mcp": ("mcp", [], []),
+    # Not a workspace member: openai-agents needs openai>=3, CrewAI's LiteLLM openai<3. The
+    # LangChain adapter is installed beside it to read an Agents SDK conversation back.
+    "openai-agents": ("openai-agents", [], ["-e", "adapters/langchain", "anyio>=4"]),
+    # Not a workspace member either, so its pins stay its own. The AutoGen and LangGraph
+    # adapters are installed beside it: its tests read what they wrote, and the reverse.
+    "agent-framework": (
+        "agent-framework",
+        [],
+        [
+            "-e",
+            "adapters/autogen",
+            "-e",
+            "adapters/langchain[langgraph]",
+            "agent-framework-orchestrations>=1.4,<2",
+            "anyio>=4",
+        ],
+    ),
 }
 
 
@@ -134,6 +154,14 @@ for _name, (_adapter, _extras, _extra) in FRAMEWORKS.items():
     _framework_session(_name, _adapter, _extras, _extra)
 
 
+@nox.session(name="tests-ui")
+def tests_ui(session: nox.Session) -> None:
+    """The agent memory page (/ui/) in a real headless Chromium against a real
+    ``a2m-server serve``, and its handlers without a browser. Uses the system Chromium
+    (``.ci/run`` installs Debian's) or Playwright's own browser install."""
+    session.run("pytest", "tests/ui", *session.posargs)
+
+
 @nox.session
 def interop(session: nox.Session) -> None:
     """The N-by-N interop matrix: every framework's adapter, the raw client and REST, on one
@@ -170,9 +198,21 @@ BENCH_QUICK = {
     "bench_autogen.py": ["--contents", "200", "--queries", "50"],
     "bench_agno.py": ["--memories", "200", "--rounds", "2", "--pages", "50", "--lookups", "50"],
     "bench_a2e.py": ["--messages", "200", "--batch", "50", "--batches", "10", "--queries", "50"],
+    "bench_mcp.py": ["--calls", "100", "--entities", "1000", "--lookups", "20"],
+    "bench_openai_agents.py": ["--items", "400", "--reads", "50"],
+    "bench_agent_framework.py": ["--messages", "400", "--reads", "20"],
+    "bench_ui.py": ["--sizes", "1000", "--rounds", "3", "--hops", "5"],
 }
 # Benchmarks whose peer lives in a dependency group of its own.
 BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
+# Benchmarks of a distribution kept out of the workspace: run in a throwaway environment of
+# the local packages and that distribution (a2m-mcp needs mcp 2, CrewAI pins mcp<2;
+# openai-agents needs openai 3, CrewAI's LiteLLM openai 2).
+BENCH_ISOLATED = {
+    "bench_mcp.py": "adapters/mcp",
+    "bench_openai_agents.py": "adapters/openai-agents",
+    "bench_agent_framework.py": "adapters/agent-framework",
+}
 
 
 @nox.session(default=False)
@@ -184,7 +224,22 @@ def bench(session: nox.Session) -> None:
     for script in sorted(Path("tests/benchmarks").glob("bench_*.py")):
         options = [] if full else BENCH_QUICK.get(script.name, [])
         group = BENCH_GROUPS.get(script.name)
-        if group:
+        isolated = BENCH_ISOLATED.get(script.name)
+        if isolated:
+            editables = [
+                arg for path in [*LOCAL_PACKAGES, isolated] for arg in ("--with-editable", path)
+            ]
+            session.run(
+                "uv",
+                "run",
+                "--isolated",
+                "--no-project",
+                *editables,
+                "python",
+                str(script),
+                *options,
+            )
+        elif group:
             session.run("uv", "run", "--group", group, "python", str(script), *options)
         else:
             session.run("python", str(script), *options)

@@ -544,12 +544,9 @@ def main() -> None:
             process.wait(timeout=15)
     print(f"\nDone in {time.monotonic() - STARTED:.1f} s; the server has stopped.")
     if process is not None:
-        print(f"The store is the SQLite file {db}. To look inside:")
-        print(f"  uv run a2m-server serve --db {db} &")
-        print(
-            "  curl -s http://127.0.0.1:8765/ -H 'content-type: application/json' -d "
-            '\'{"jsonrpc":"2.0","id":1,"method":"memory/timeline","params":{}}\''
-        )
+        print(f"The store is the SQLite file {db}. To look inside, in a browser:")
+        print(f"  uv run a2m-server serve --db {db}")
+        print("  then open http://127.0.0.1:8765/ui/")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ _STORE_MODULES = (
     "test_store_ties",
     "test_store_readers",
     "test_store_cjk",
+    "test_store_exact_recall",
+    "test_store_bounded_records",
+    "test_store_tenancy",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")

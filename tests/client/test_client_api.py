@@ -8,6 +8,7 @@ import json
 import math
 import uuid
 from datetime import datetime, timezone
+from enum import IntEnum
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,6 +23,11 @@ import a2m.transports
 from a2m import NOT_GIVEN, A2MClient, AsyncA2MClient, NotGiven
 from a2m.transports import use_httpx
 
+
+class _Kind(IntEnum):
+    A = 1
+
+
 pytestmark = pytest.mark.anyio
 
 EXPECTED_ALL = [
@@ -31,6 +37,7 @@ EXPECTED_ALL = [
     "A2MConnectError",
     "A2MConnectionError",
     "A2MError",
+    "A2MEventLoopError",
     "A2MHTTPStatusError",
     "A2MPoolTimeout",
     "A2MProtocolError",
@@ -296,7 +303,7 @@ async def test_remember_assigns_ids_and_sends_plain_floats(fake_server, mode) ->
 async def test_remember_sends_list_vectors_and_metadata_as_plain_json(fake_server, mode) -> None:
     # A list vector is validated as it is; what validation refuses but a float() accepts
     # (True, a Fraction) is still converted and sent, and metadata that is not plain JSON
-    # is dumped as before.
+    # but carried exactly (an enum) is dumped as before; a datetime is refused unsent.
     fake_server.on("memory/remember", lambda r, p: {"ids": [x["id"] for x in p["records"]]})
     driver = make(mode)
     moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -304,7 +311,7 @@ async def test_remember_sends_list_vectors_and_metadata_as_plain_json(fake_serve
         record
         for record in [
             {"content": "a", "embedding": [1, 0.5, np.float64(0.25)], "metadata": {"n": [1]}},
-            {"content": "b", "embedding": [True, Fraction(1, 4)], "metadata": {"at": moment}},
+            {"content": "b", "embedding": [True, Fraction(1, 4)], "metadata": {"at": _Kind.A}},
             {"content": "c", "embedding": [0.1, -2.5], "salience": 1},
         ]
     )
@@ -313,7 +320,7 @@ async def test_remember_sends_list_vectors_and_metadata_as_plain_json(fake_serve
     assert [r["embedding"] for r in sent] == [[1.0, 0.5, 0.25], [1.0, 0.25], [0.1, -2.5]]
     assert all(type(x) is float for r in sent for x in r["embedding"])
     assert sent[0]["metadata"] == {"n": [1]}
-    assert sent[1]["metadata"] == {"at": "2026-01-02T03:04:05Z"}
+    assert sent[1]["metadata"] == {"at": 1}
     assert sent[2]["salience"] == 1.0
     assert [sorted(r) for r in sent] == [
         ["content", "embedding", "id", "metadata"],
@@ -323,6 +330,8 @@ async def test_remember_sends_list_vectors_and_metadata_as_plain_json(fake_serve
     for bad in ([1.0, math.inf], [0.5, "x"], [0.5, None]):
         with pytest.raises(a2m.InvalidParams):
             await driver.remember([{"content": "d", "embedding": bad}])
+    with pytest.raises(a2m.InvalidParams, match=r"records\[0\]\.metadata\.at holds a datetime"):
+        await driver.remember([{"content": "d", "metadata": {"at": moment}}])
     assert len([c for c in fake_server.calls if c == "memory/remember"]) == 1
     await close(driver)
 

@@ -72,7 +72,7 @@ def test_vectors_round_trip_bit_for_bit() -> None:
     ],
 )
 def test_nan_and_infinity_are_refused_anywhere(message: Any) -> None:
-    with pytest.raises(InvalidParams, match="NaN and Infinity cannot be sent"):
+    with pytest.raises(InvalidParams, match=r"params\.\S+ holds .*JSON cannot carry"):
         encode_message(message)
 
 
@@ -98,8 +98,8 @@ class _Level(IntEnum):
 def test_what_the_standard_library_decides_stays_its_decision(message: Any) -> None:
     try:
         expected: Any = _stdlib(message)
-    except Exception as exc:  # whatever it raises, the encoder must raise too
-        with pytest.raises(type(exc)):
+    except (TypeError, ValueError):  # what it refuses, the encoder refuses as the client's
+        with pytest.raises(InvalidParams):
             encode_message(message)
         return
     assert json.loads(encode_message(message)) == json.loads(expected)

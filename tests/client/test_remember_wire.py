@@ -1,6 +1,7 @@
 """The params a ``memory/remember`` sends are read off the validated model when its
 metadata is plain JSON, and dumped by pydantic otherwise: either way exactly what
-``to_wire`` gives, whatever the metadata holds."""
+``to_wire`` gives, for any metadata JSON carries exactly; anything else (NaN, a tuple, a
+datetime) is refused unsent instead of rewritten."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from a2m import _core as core
 from a2m._types import NOT_GIVEN
 from a2m_types import RememberParams
+from a2m_types.json_values import JSONValueError, check_json_value
 from a2m_types.plain_json import is_plain_json
 
 
@@ -60,6 +62,10 @@ def _sent(metadata: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _to_wire(metadata: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        check_json_value(metadata, "metadata")
+    except JSONValueError:
+        return None  # refused, not rewritten
     records = [{"content": "x", "id": "r1", "metadata": metadata, "embedding": [0.5, -1.0]}]
     try:
         return RememberParams.model_validate({"records": records}).to_wire()
@@ -103,15 +109,16 @@ def test_metadata_of_every_kind_goes_as_to_wire_gives(metadata: dict[str, Any]) 
 
 
 def test_only_plain_json_metadata_is_read_off_the_model() -> None:
-    """Plain metadata is sent as the very object validated (no dump); anything else is
-    dumped, so a tuple goes as a list."""
+    """Plain metadata is sent as the very object validated (no dump); anything else JSON
+    carries is dumped, so an enum goes as its value; a tuple is refused."""
     plain = {"a": [1, {"b": 2.5}], "c": None}
     sent = _sent(plain)
     assert sent is not None
     assert sent["records"][0]["metadata"] == plain
-    converted = _sent({"a": (1, 2)})
+    converted = _sent({"a": [_Level.HIGH]})
     assert converted is not None
-    assert converted["records"][0]["metadata"] == {"a": [1, 2]}
+    assert converted["records"][0]["metadata"] == {"a": [2]}
+    assert _sent({"a": (1, 2)}) is None
     assert is_plain_json(plain)
     assert not is_plain_json({1: "non-string key"})
     assert not is_plain_json({"a": [[math.inf]]})

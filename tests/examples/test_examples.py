@@ -30,6 +30,7 @@ SHOWS = {
         r"  autogen +1 +0 +1",  # the store, by framework and tier
         r"  langgraph +0 +3 +3",
         r"the server has stopped",
+        r"a2m-server serve --db \S+shared-memory\.db\n  then open http://127\.0\.0\.1:8765/ui/",
     ],
 }
 

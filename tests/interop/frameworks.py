@@ -9,6 +9,7 @@ the vector every other participant compares."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import warnings
 from collections.abc import Sequence
@@ -317,4 +318,50 @@ class AgnoKnowledge(Participant):
         return None
 
     def close(self) -> None:
+        self.client.close()
+
+
+class A2EHost(Participant):
+    """Seed 000's A2E memory capability (``A2EMemoryPlugin``): a fact is a ``semantic``
+    entry (the tier every agent shares) stored by ``memory/store``, found again with
+    ``memory/retrieve`` by query, whose ``source`` names who wrote a foreign record."""
+
+    name = "A2E"
+    source_framework = "a2e"
+
+    def __init__(self, url: str) -> None:
+        from a2m_a2e import A2EMemoryPlugin, new_message
+
+        self.client = A2MClient(url)
+        self.host = A2EMemoryPlugin(self.client, semantic_writers=("interop",))
+        self.new_message = new_message
+        opened = self.host.handle(
+            new_message("memory/init/req", namespace="interop/a2e", scope={"agent": "interop"})
+        )
+        self.memory_id = opened["memory_id"]
+
+    def write(self, fact: Fact) -> None:
+        entry = {"key": {"fact": fact.word}, "content": fact.text, "tier": "semantic"}
+        stored = self.host.handle(
+            self.new_message("memory/store/req", memory_id=self.memory_id, entries=[entry])
+        )
+        assert not stored["errors"], stored["errors"]
+
+    def read(self, fact: Fact) -> Seen | None:
+        found = self.host.handle(
+            self.new_message(
+                "memory/retrieve/req", memory_id=self.memory_id, query=fact.word, limit=5
+            )
+        )
+        for entry in found.get("entries", []):
+            # content is the entry's JSON: a structured value (a LangGraph item) as it is
+            content = entry["content"]
+            text = content if isinstance(content, str) else json.dumps(content)
+            if fact.word in text:
+                writer = entry["source"].split("/")[0] or self.source_framework
+                return Seen(text, writer)
+        return None
+
+    def close(self) -> None:
+        self.host.close()
         self.client.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from frameworks import (
+    A2EHost,
     AgnoKnowledge,
     AgnoMemory,
     AutoGenMemory,
@@ -36,6 +37,7 @@ PARTICIPANTS: list[Callable[[str], Participant]] = [
     AutoGenMemory,
     AgnoMemory,
     AgnoKnowledge,
+    A2EHost,
     RawClient,
     Rest,
 ]

@@ -91,6 +91,8 @@ def test_4_1_describe_reports_limits_tiers_events_summarize_prompt_embeddings(
         "max_records_per_call": defaults.max_records_per_call,
         "max_recall_limit": defaults.max_recall_limit,
         "max_content_length": defaults.max_content_length,
+        "max_metadata_bytes": defaults.max_metadata_bytes,
+        "max_metadata_depth": 64,
     }
     tiers = {tier["name"]: tier for tier in described["tiers"]}
     assert [tiers[name]["kind"] for name in ("working", "episodic", "semantic", "procedural")] == [

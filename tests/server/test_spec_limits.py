@@ -28,6 +28,8 @@ def test_4_1_describe_declares_the_limits(limited: Peer) -> None:
         "max_records_per_call": 3,
         "max_recall_limit": 5,
         "max_content_length": 20,
+        "max_metadata_bytes": 1_048_576,
+        "max_metadata_depth": 64,
     }
 
 

@@ -70,7 +70,9 @@ def test_3_1_metadata_round_trips_unchanged(peer: Peer, case: str) -> None:
 def test_3_1_deeply_nested_metadata_round_trips(peer: Peer) -> None:
     tag = uid("tag")
     deep: Any = "bottom"
-    for depth in range(60):
+    # metadata (level 1) and "deep" (level 2), then an object and a list a level each: at
+    # the server's limit (MAX_JSON_DEPTH, 64 levels), not past it.
+    for depth in range(31):
         deep = {f"level{depth}": [deep]}
     peer.remember({"content": "deep metadata", "metadata": {"tag": tag, "deep": deep}})
     (record,) = peer.timeline(where={"tag": tag})

@@ -16,6 +16,7 @@ from a2m_types import (
     parse_timestamp,
 )
 from a2m_types.filters import matches
+from a2m_types.json_values import check_json_value
 from a2m_types.rest import (
     MAX_LIST_LIMIT,
     MAX_TOP_K,
@@ -184,8 +185,12 @@ class Scope:
         stated: dict[str, Any] = {"source_framework": self.source_framework}
         if self.agent is not None:
             stated["source_agent"] = self.agent
-        stated.update(meta or {})
         try:
+            stated.update(meta or {})
+            # Refused here, naming the place, before validation and dumping would rewrite
+            # what JSON cannot carry exactly (NaN to null, a set to a list).
+            check_json_value(value, "value")
+            check_json_value(stated, "meta")
             return EntryWrite(
                 key=key,
                 type=type,  # type: ignore[arg-type]
@@ -195,7 +200,7 @@ class Scope:
                     {k: v for k, v in stated.items() if v is not None}
                 ),
             )
-        except (ValidationError, InvalidKey, InvalidNamespace, ValueError) as exc:
+        except (ValidationError, InvalidKey, InvalidNamespace, ValueError, TypeError) as exc:
             raise _refuse(f"invalid entry {key!r}: {exc}") from None
 
     def record_for_write(self, layout: Layout, write: EntryWrite) -> RecordInput:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from a2m_types.filters import operators_used, uses_extension
+from a2m_types.json_values import JSONValueError, check_json_value
 
 from . import filters
 from .errors import InvalidParams
@@ -31,6 +32,11 @@ def checked_where(where: Mapping[str, Any] | None) -> dict[str, Any] | None:
     owned = [name for name in _OWNED if name in where]
     if owned:
         raise _refuse(f"where.{owned[0]}: pass {owned[0]}= to the method instead")
+    try:
+        # What the adapter may match itself never reaches the client's own check.
+        check_json_value(dict(where), "where")
+    except JSONValueError as exc:
+        raise _refuse(str(exc)) from None
     filters.validate(where)
     return dict(where)
 

@@ -37,6 +37,7 @@ from . import _core as core
 from ._base_client import BaseClient, ClientState, check_push
 from ._config import DEFAULT_MAX_RETRIES, resolve_token, resolve_url
 from ._events import AsyncSubscription, AsyncWatcher, EventCallback
+from ._loops import PerLoop
 from ._types import NOT_GIVEN, NotGiven, Records
 from .errors import A2MError
 from .transports import (
@@ -58,7 +59,7 @@ __all__ = ["AsyncA2MClient"]
 R = TypeVar("R", bound=WireModel)
 
 
-class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, anyio.Lock]):
+class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, PerLoop[anyio.Lock]]):
     """An async A2M client, the twin of :class:`~a2m.A2MClient`.
 
     ``AsyncA2MClient("http://127.0.0.1:8765/")`` speaks JSON-RPC over HTTP (``A2M_URL`` when no
@@ -97,7 +98,12 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, anyio.Lock]):
             or max_connections != MAX_CONNECTIONS
         ):
             raise TypeError("pass either transport= or a URL (with its HTTP options), not both")
-        state = ClientState[AsyncTransport, AsyncSubscription, anyio.Lock](transport, anyio.Lock())
+        # One negotiation lock per event loop: a lock belongs to the loop it was made on,
+        # and the client may be awaited from several (two loops negotiating at once both
+        # describe, which is harmless).
+        state = ClientState[AsyncTransport, AsyncSubscription, PerLoop[anyio.Lock]](
+            transport, PerLoop(anyio.Lock)
+        )
         super().__init__(state, timeout=timeout, max_retries=max_retries)
         self._sleep: Callable[[float], Awaitable[object]] = anyio.sleep
         transport.set_notification_handler(self._state.on_notification)
@@ -194,7 +200,7 @@ class AsyncA2MClient(BaseClient[AsyncTransport, AsyncSubscription, anyio.Lock]):
     async def _negotiate(self, timeout: float | NotGiven | None) -> None:
         if self._state.description is not None:
             return
-        async with self._state.lock:
+        async with self._state.lock.get():
             if self._state.description is None:
                 call = core.prepare(core.DESCRIBE, {"protocol": PROTOCOL_VERSION})
                 self._state.negotiated(core.check_version(await self._send(call, timeout)))

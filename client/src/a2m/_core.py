@@ -13,6 +13,7 @@ has made a mistake better reported than discovered as a missing field."""
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from a2m_types import (
     is_compatible,
     new_id,
 )
+from a2m_types.json_values import MAX_JSON_DEPTH, JSONValueError, check_json_value
 from a2m_types.plain_json import is_plain_json
 
 from ._types import NOT_GIVEN
@@ -227,7 +229,7 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
         if value is not NOT_GIVEN
     }
     try:
-        params, plain = _wire(spec.params.model_validate(given))
+        validated = spec.params.model_validate(given)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc']) or 'params'}: {error['msg']}"
@@ -238,6 +240,13 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
             method=spec.name,
             data=exc.errors(include_url=False, include_context=False, include_input=False),
         ) from None
+    try:
+        proven = _check_carried(validated, "")
+    except JSONValueError as exc:
+        raise InvalidParams(
+            f"{exc} (nothing was sent)", method=spec.name, data={"field": exc.path}
+        ) from None
+    params, plain = _wire(validated, proven)
     where = params.get("where")
     if where is not None:
         try:
@@ -249,13 +258,94 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
     return Call(method, params, _idempotent(spec, params), plain)
 
 
-def _wire(params: Params) -> tuple[dict[str, Any], bool]:
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is text in UTF-8: no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _plainly_carried(value: dict[str, Any] | list[Any]) -> bool:
+    """Whether ``value`` is made only of exact JSON types that JSON carries exactly, no
+    deeper than :data:`MAX_JSON_DEPTH`: the usual metadata, proven without building the
+    path of each entry that :func:`check_json_value` builds to name a bad one. ``False``
+    sends the value to that check, which names what is wrong (or lets through what is
+    only unusual, such as an enum)."""
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    pop, push = pending.pop, pending.append
+    while pending:
+        item, depth = pop()
+        if depth > MAX_JSON_DEPTH:
+            return False
+        if type(item) is dict:
+            for key in item:
+                if type(key) is not str or not (key.isascii() or _utf8(key)):
+                    return False
+            entries: Iterable[Any] = item.values()
+        else:
+            entries = item
+        for entry in entries:
+            kind = type(entry)
+            if kind is str:
+                if not entry.isascii() and not _utf8(entry):
+                    return False
+            elif kind is int or entry is None or kind is bool:
+                continue
+            elif kind is float:
+                if not math.isfinite(entry):
+                    return False
+            elif kind is dict or kind is list:
+                push((entry, depth + 1))
+            else:
+                return False
+    return True
+
+
+def _check_carried(model: BaseModel, prefix: str) -> bool:
+    """Raise :class:`JSONValueError` naming the first value in ``model``'s set fields that
+    JSON cannot carry exactly (see :func:`~a2m_types.json_values.check_json_value`), before
+    ``to_wire`` would rewrite it (NaN to null, a set to a list, bytes to text). Vectors
+    are skipped: validation already made them exact, finite floats. Returns whether every
+    object and array was proven plain JSON on the way (:func:`_plainly_carried`), so
+    building the wire params need not walk them again."""
+    plain = True
+    values = model.__dict__
+    for name in model.model_fields_set:
+        value = values[name]
+        kind = type(value)
+        # Most params are text, numbers or flags: settled here, without a call each.
+        if (
+            (kind is str and (value.isascii() or _utf8(value)))
+            or kind is int
+            or kind is bool
+            or value is None
+        ):
+            continue
+        if name == "embedding":
+            continue
+        path = f"{prefix}{name}"
+        if isinstance(value, BaseModel):
+            plain = _check_carried(value, f"{path}.") and plain
+        elif name == "records" and kind is list:
+            for index, record in enumerate(value):
+                plain = _check_carried(record, f"{path}[{index}].") and plain
+        elif (kind is dict or kind is list) and _plainly_carried(value):
+            continue
+        else:
+            check_json_value(value, path)
+            plain = False
+    return plain
+
+
+def _wire(params: Params, proven: bool) -> tuple[dict[str, Any], bool]:
     """``params.to_wire()``, and whether it is proven plain, finite JSON; for
     ``memory/remember`` built from the validated values instead, when that is the same
     JSON: dumping re-walks every vector it has just validated, and a batch of vectors is
     most of what a client spends on a write. Only that path is proven plain."""
     if type(params) is RememberParams:
-        wire = _remember_wire(params)
+        wire = _remember_wire(params, proven)
         if wire is not None:
             return wire, True
     return params.to_wire(), False
@@ -269,7 +359,7 @@ _REMEMBER_FIELDS = _fields(RememberParams)
 _RECORD_INPUT_FIELDS = _fields(RecordInput)
 
 
-def _remember_wire(params: RememberParams) -> dict[str, Any] | None:
+def _remember_wire(params: RememberParams, proven: bool = False) -> dict[str, Any] | None:
     """What ``to_wire`` gives for ``params``, read off the validated model: its strict
     fields hold JSON values already (strings, finite floats made exact, a list of them,
     each an exact ``str`` or ``float`` whatever subclass came in), so only metadata, which
@@ -282,7 +372,7 @@ def _remember_wire(params: RememberParams) -> dict[str, Any] | None:
         chosen = record.model_fields_set
         wire = {alias: values[name] for name, alias in _RECORD_INPUT_FIELDS if name in chosen}
         metadata = wire.get("metadata")
-        if metadata is not None and not is_plain_json(metadata):
+        if metadata is not None and not proven and not is_plain_json(metadata):
             return None
         records.append(wire)
     values, chosen = params.__dict__, params.model_fields_set
@@ -340,7 +430,13 @@ def remember_values(
         if isinstance(item, str):
             record: dict[str, Any] = {"content": item}
         elif isinstance(item, RecordInput):
-            record = item.to_wire()
+            # Its values as they are: to_wire would already have rewritten what JSON
+            # cannot carry (NaN to null), which the check in prepare refuses instead.
+            record = {
+                alias: item.__dict__[name]
+                for name, alias in _RECORD_INPUT_FIELDS
+                if name in item.model_fields_set and item.__dict__[name] is not None
+            }
         elif isinstance(item, Mapping):
             record = dict(item)
             if not _RECORD_FIELDS.issuperset(record):

@@ -7,6 +7,8 @@ narrow as the caller needs::
     │   │   └── A2MConnectError           could not connect: the request provably never left
     │   │       └── A2MPoolTimeout        every pooled connection stayed busy: never sent
     │   ├── A2MTimeoutError               no answer within the timeout
+    │   ├── A2MEventLoopError             this event loop cannot be served (also a
+    │   │                                 RuntimeError)
     │   └── A2MHTTPStatusError            an HTTP status that is not a JSON-RPC answer
     │       ├── BadRequestError           400
     │       ├── AuthenticationError       401
@@ -52,6 +54,7 @@ __all__ = [
     "A2MConnectError",
     "A2MConnectionError",
     "A2MError",
+    "A2MEventLoopError",
     "A2MHTTPStatusError",
     "A2MPoolTimeout",
     "A2MProtocolError",
@@ -87,8 +90,10 @@ __all__ = [
 class A2MError(Exception):
     """Base of everything this library raises about a call."""
 
-    hint: ClassVar[str] = ""
-    """What the caller can do about it; appended to the message."""
+    hint: str = ""
+    """What the caller can do about it; appended to the message. Each class has its own;
+    an error whose cause is known more closely (connection refused, an HTML page from a
+    proxy) carries one fitting that cause."""
 
     def __init__(
         self,
@@ -163,6 +168,21 @@ class A2MTimeoutError(A2MTransportError):
     """No answer arrived within the timeout; the server may still have acted on the call."""
 
     hint = "Raise the timeout (timeout=… per call, or client.with_options(timeout=…))."
+
+
+class A2MEventLoopError(A2MTransportError, RuntimeError):
+    """The call was awaited on an event loop this client cannot serve: under an async
+    library it does not run on, or on a loop other than the one a loop-bound resource
+    belongs to (an injected ``httpx.AsyncClient``, a stdio server's pipes), or that loop
+    ended during the call. Sending again from the same loop cannot help."""
+
+    hint = (
+        "Await the client on asyncio (any loop) or trio; a stdio client or an injected "
+        "http_client serves only the loop that owns it, so make one client per loop there."
+    )
+
+    def __init__(self, message: str, *, method: str | None = None, data: Any = None) -> None:
+        super().__init__(message, method=method, data=data, retryable=False)
 
 
 class A2MHTTPStatusError(A2MTransportError):

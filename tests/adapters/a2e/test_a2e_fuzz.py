@@ -148,7 +148,7 @@ def test_deep_and_huge_content_is_refused_and_the_host_keeps_working(
     nested = deep(10_000)
     response = host.store(memory, entry({"k": "deep"}, nested), entry({"k": "ok"}, "fine"))
     assert response["stored"] == [{"k": "ok"}]
-    assert "nested deeper" in response["errors"][0]
+    assert "nests deeper than 64 levels" in response["errors"][0]
     huge = host.store(memory, entry({"k": "huge"}, "x" * 100_000))
     assert huge["stored"] == []
     assert "4096" in huge["errors"][0]

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from a2m_types import Record
+from a2m_types.json_values import JSONValueError, check_json_value
 from a2m_types.rest import MAX_TTL_SECONDS, split_record_key
 
 from ._keys import decode_key, encode_key
@@ -42,26 +43,14 @@ class EntryRefused(ValueError):
 
 
 def check_json(value: Any, *, max_depth: int) -> None:
-    """Refuse ``value`` unless it is JSON (finite numbers, string keys) nested at most
-    ``max_depth`` deep. Walks iteratively, so a 10,000-deep value is refused, not a
-    ``RecursionError``."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > max_depth:
-                raise EntryRefused(f"content is nested deeper than {max_depth} levels")
-            if isinstance(item, dict):
-                if not all(isinstance(name, str) for name in item):
-                    raise EntryRefused("content objects must have string keys")
-                stack.extend((child, depth + 1) for child in item.values())
-            else:
-                stack.extend((child, depth + 1) for child in item)
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise EntryRefused("content numbers must be finite")
-        elif item is not None and not isinstance(item, (str, int, bool)):
-            raise EntryRefused(f"content holds a {type(item).__name__}, which is not JSON")
+    """Refuse ``value`` unless it is JSON A2M carries exactly (finite numbers, string keys,
+    text without lone surrogates) nested at most ``max_depth`` deep: the one check every
+    adapter shares (:mod:`a2m_types.json_values`), iterative, so a 10,000-deep value is
+    refused, not a ``RecursionError``."""
+    try:
+        check_json_value(value, "content", max_depth=max_depth)
+    except JSONValueError as exc:
+        raise EntryRefused(str(exc)) from None
 
 
 def json_size(value: Any) -> int:
@@ -242,13 +231,18 @@ def entry_of(
     metadata = record.metadata or {}
     tags = metadata.get("tags")
     source = metadata.get("source")
+    if not isinstance(source, str):
+        # a record another framework wrote: its provenance is where it came from
+        writer = metadata.get("source_framework")
+        agent = metadata.get("source_agent")
+        source = "/".join(str(part) for part in (writer, agent) if isinstance(part, str))
     ttl = metadata.get("ttl_s")
     entry: dict[str, Any] = {
         "key": key_of(record),
         "content": metadata.get("value", record.content),
         "tier": tier_of(record, kind_of_tier),
         "tags": [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
-        "source": source if isinstance(source, str) else "",
+        "source": source,
         "score": score_of(record),
         "ttl": ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0 else 0,
         "created_at": record.created_at.timestamp(),

@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 import sniffio
 from typing_extensions import Self
 
-from a2m.errors import InvalidParams, ResponseValidationError
+from a2m.errors import A2MEventLoopError, InvalidParams, ResponseValidationError
+from a2m_types.json_values import JSONValueError, check_json_value
 from a2m_types.plain_json import NOT_READ, fast_dumps, fast_loads, orjson_matches_stdlib
 
 __all__ = [
@@ -39,11 +40,11 @@ def require_asyncio(what: str, *, method: str | None = None) -> None:
     except sniffio.AsyncLibraryNotFoundError:
         library = "no async library"
     if library != "asyncio":
-        where = f" ({method})" if method else ""
-        raise RuntimeError(
-            f"{what} needs asyncio; this task runs on {library}{where}. Under another "
+        raise A2MEventLoopError(
+            f"{what} needs asyncio; this task runs on {library}. Under another "
             "async library AsyncA2MClient works over HTTP, REST and in process, and watch() "
-            "polls for events"
+            "polls for events",
+            method=method,
         )
 
 
@@ -67,17 +68,38 @@ def encode_message(message: dict[str, Any]) -> bytes:
     if type(message) is PlainRequest:
         fast = fast_dumps(dict(message))  # orjson passes subclasses on
     else:
-        fast = fast_dumps(message) if orjson_matches_stdlib(message) else None
+        try:
+            fast = fast_dumps(message) if orjson_matches_stdlib(message) else None
+        except RecursionError:  # nested past Python's limit: the backstop below names it
+            fast = None
     if fast is not None:
         return fast
     try:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except ValueError as exc:
-        raise InvalidParams(
-            f"the parameters are not valid JSON ({exc}); NaN and Infinity cannot be sent",
-            method=message.get("method"),
-        ) from None
-    return text.encode("utf-8")
+        return text.encode("utf-8")
+    except (ValueError, TypeError, RecursionError, UnicodeEncodeError) as exc:
+        # The client checks params before building a request; this is the backstop for a
+        # request built some other way, so no bare encoder error ever leaves the client.
+        raise _not_carried(message, exc) from None
+
+
+def _not_carried(message: dict[str, Any], exc: BaseException) -> InvalidParams:
+    """The :class:`InvalidParams` for a message the encoder refused, naming the first
+    place JSON cannot carry exactly when the shared check finds it."""
+    method = message.get("method")
+    params = message.get("params", message) if method is not None else message
+    try:
+        check_json_value(params, "params")
+    except JSONValueError as found:
+        return InvalidParams(
+            f"{found} (nothing was sent)", method=method, data={"field": found.path}
+        )
+    reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+    return InvalidParams(
+        f"the parameters are not valid JSON ({reason}); NaN and Infinity cannot be sent "
+        "(nothing was sent)",
+        method=method,
+    )
 
 
 def _reject_constant(name: str) -> Any:

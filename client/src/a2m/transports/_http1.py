@@ -30,7 +30,9 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
-from a2m.errors import A2MConnectError, A2MConnectionError, A2MPoolTimeout, A2MTimeoutError
+from a2m.errors import A2MConnectionError, A2MPoolTimeout, A2MTimeoutError
+
+from ._hints import connect_error
 
 __all__ = [
     "MAX_CONNECTIONS",
@@ -314,7 +316,7 @@ def _decode(body: bytes, encoding: str) -> bytes:
 
 
 def _connect_failed(origin: Origin, exc: BaseException, method: str | None) -> NoReturn:
-    raise A2MConnectError(f"could not connect to {origin.url}: {exc}", method=method) from exc
+    raise connect_error(origin.url, exc, method) from exc
 
 
 def _timed_out(origin: Origin, what: str, method: str | None) -> NoReturn:

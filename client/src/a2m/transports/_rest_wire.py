@@ -19,6 +19,7 @@ from a2m_types import ErrorCode
 from a2m_types.rest import a2m_code_for
 
 from ._base import decode_message
+from ._hints import status_cause
 from .http import _BODY_SNIPPET, _retry_after
 
 __all__ = [
@@ -120,7 +121,12 @@ def failure(reply: Reply, method: str | None) -> Refused | A2MHTTPStatusError:
     message = f"HTTP {reply.status} {reply.reason or 'error'} from {reply.url}"
     if rest:
         message += f" ({body['code']}): {body['message']}"
-    return error_for_status(reply.status)(
+    cause = status_cause(
+        reply.status, reply.content, reply.headers.get("content-type") or "", bool(rest)
+    )
+    if cause is not None:
+        message += f": {cause[0]}"
+    refusal = error_for_status(reply.status)(
         message,
         status=reply.status,
         body=reply.content[:_BODY_SNIPPET].decode("utf-8", "replace"),
@@ -128,6 +134,9 @@ def failure(reply: Reply, method: str | None) -> Refused | A2MHTTPStatusError:
         method=method,
         data=body.get("data") if rest else None,
     )
+    if cause is not None:
+        refusal.hint = cause[1]
+    return refusal
 
 
 def expect(reply: Reply, method: str | None, *, ok: tuple[int, ...] = (200,)) -> Any:

@@ -5,12 +5,21 @@ synchronous :class:`~a2m.transports.stdio.StdioTransport`."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
-from a2m.errors import A2MConnectionError, A2MTimeoutError
+from a2m._loops import close_at_end
+from a2m.errors import (
+    A2MConnectionError,
+    A2MError,
+    A2MEventLoopError,
+    A2MTimeoutError,
+    A2MTransportError,
+)
 
 from ._base import AsyncTransport, encode_message, require_asyncio
 from .stdio import (
@@ -60,11 +69,18 @@ class AsyncStdioTransport(AsyncTransport):
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._stdout_task: asyncio.Task[None] | None = None
         self._stderr_task: asyncio.Task[None] | None = None
-        self._failure: A2MConnectionError | None = None
+        self._failure: A2MTransportError | None = None
         self._closed = False
         self._tail = StderrTail()
+        # The loop the process's pipes and reader tasks belong to, claimed by the first
+        # call; a call from another loop is carried over to it while it runs.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_lock = threading.Lock()
+        self._closer: AsyncGenerator[None, None] | None = None
 
     def _check(self, method: str | None) -> None:
+        if isinstance(self._failure, A2MEventLoopError):
+            raise A2MEventLoopError(self._failure.message, method=method)
         if self._closed:
             raise A2MConnectionError(
                 "this stdio transport is closed", method=method, retryable=False
@@ -102,6 +118,12 @@ class AsyncStdioTransport(AsyncTransport):
             self._process = process
             self._stderr_task = asyncio.create_task(self._read_stderr(process))
             self._stdout_task = asyncio.create_task(self._read_stdout(process))
+            # Closed on this loop as it ends (asyncio.run finalises the generator), since
+            # its pipes cannot be closed once it has: nothing is left open, and calls from
+            # other loops are refused from then on.
+            closer = close_at_end(self._close_as_loop_ends)
+            await closer.asend(None)
+            self._closer = closer
             return process
 
     async def _read_stderr(self, process: asyncio.subprocess.Process) -> None:
@@ -136,8 +158,33 @@ class AsyncStdioTransport(AsyncTransport):
                         log.exception("the notification handler failed")
         except ValueError:
             log.error("the stdio server wrote a line longer than %d bytes", _LINE_LIMIT)
-        finally:
-            await self._on_exit(process)
+        except asyncio.CancelledError:
+            # Its loop is ending (asyncio.run cancels every task first): fail what waits,
+            # at once; the closer registered at start then stops the process.
+            self._fail_pending(
+                A2MEventLoopError(
+                    "the event loop running this stdio server ended, so the call may or may "
+                    "not have been carried out"
+                )
+            )
+            raise
+        await self._on_exit(process)
+
+    async def _close_as_loop_ends(self) -> None:
+        if not self._closed:
+            self._failure = self._failure or A2MEventLoopError(
+                "this stdio server was stopped as the event loop it was started on ended "
+                "(its pipes belong to that loop); nothing was sent. Make one "
+                "AsyncA2MClient.stdio per loop, or use A2MClient.stdio from any thread"
+            )
+        await self.aclose()
+
+    def _fail_pending(self, error: A2MTransportError) -> None:
+        self._failure = self._failure or error
+        pending, self._pending = list(self._pending.values()), {}
+        for future in pending:
+            if not future.done():
+                future.set_exception(error)
 
     async def _on_exit(self, process: asyncio.subprocess.Process) -> None:
         returncode: int | None
@@ -150,18 +197,24 @@ class AsyncStdioTransport(AsyncTransport):
         error = crash_error(self.command, returncode, self._tail.text())
         if self._closed:
             error = A2MConnectionError("this stdio transport was closed", retryable=False)
-        self._failure = self._failure or error
-        pending, self._pending = list(self._pending.values()), {}
-        for future in pending:
-            if not future.done():
-                future.set_exception(error)
+        self._fail_pending(error)
 
     async def handle_async_request(
         self, request: dict[str, Any], *, timeout: float | None
     ) -> dict[str, Any]:
-        """Write ``request`` as one line and await the response with the same id."""
+        """Write ``request`` as one line and await the response with the same id. Called
+        from an event loop other than the one the server was started on, the call is
+        carried over to that loop while it runs; once it has ended, refused typed."""
         method = request.get("method")
         line = encode_message(request) + b"\n"
+        require_asyncio("AsyncA2MClient.stdio", method=method)
+        loop = asyncio.get_running_loop()
+        with self._loop_lock:
+            if self._loop is None:
+                self._loop = loop
+            home = self._loop
+        if home is not loop:
+            return await self._on_home_loop(home, request, timeout)
         process = await self._start(method)
         self._check(method)
         request_id = request.get("id")
@@ -180,6 +233,8 @@ class AsyncStdioTransport(AsyncTransport):
             raise A2MTimeoutError(
                 f"the stdio server did not answer within {timeout}s", method=method
             ) from None
+        except A2MEventLoopError as exc:
+            raise A2MEventLoopError(exc.message, method=method) from None
         except A2MConnectionError as exc:
             raise A2MConnectionError(
                 exc.message, method=method, retryable=False, data=exc.data
@@ -187,8 +242,68 @@ class AsyncStdioTransport(AsyncTransport):
         finally:
             self._pending.pop(request_id, None)
 
+    async def _on_home_loop(
+        self, home: asyncio.AbstractEventLoop, request: dict[str, Any], timeout: float | None
+    ) -> dict[str, Any]:
+        method = request.get("method")
+        if home.is_closed() or not home.is_running():
+            raise A2MEventLoopError(
+                "this stdio server was started on an event loop that is no longer running, "
+                "and its pipes belong to that loop (nothing was sent); make one "
+                "AsyncA2MClient.stdio per loop, or use A2MClient.stdio from any thread",
+                method=method,
+            )
+        try:
+            carried = asyncio.run_coroutine_threadsafe(self._outcome(request, timeout), home)
+        except RuntimeError as exc:  # it closed just now
+            raise A2MEventLoopError(
+                f"the event loop running this stdio server ended ({exc}); nothing was sent",
+                method=method,
+            ) from None
+        try:
+            response, error = await asyncio.wrap_future(carried)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+            if cancelling is None or cancelling():
+                raise  # this call itself was cancelled (or, before 3.11, cannot tell)
+            # The server's loop cancelled the call as it ended.
+            raise A2MEventLoopError(
+                "the event loop running this stdio server ended during the call, which may "
+                "or may not have been carried out",
+                method=method,
+            ) from None
+        if error is not None:
+            raise error
+        assert response is not None
+        return response
+
+    async def _outcome(
+        self, request: dict[str, Any], timeout: float | None
+    ) -> tuple[dict[str, Any] | None, A2MError | None]:
+        # Run on the server's loop for a call from another: its error goes back as a value,
+        # so a loop ending under it does not also report it as unhandled.
+        try:
+            return await self.handle_async_request(request, timeout=timeout), None
+        except A2MError as exc:
+            return None, exc
+
     async def aclose(self) -> None:
-        """Close stdin and wait for the server to exit; terminate, then kill, a laggard."""
+        """Close stdin and wait for the server to exit; terminate, then kill, a laggard.
+        From a loop other than the server's, the closing is carried over to it."""
+        home = self._loop
+        if home is not None and home is not asyncio.get_running_loop():
+            if home.is_running():
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.aclose(), home))
+                return
+            if self._closed:
+                return
+            self._closed = True
+            # Its pipes cannot be closed without their loop; stop the process itself.
+            if self._process is not None and self._process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    self._process.kill()
+            return
         if self._closed:
             return
         self._closed = True

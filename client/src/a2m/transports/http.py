@@ -26,9 +26,10 @@ from urllib.parse import SplitResult, urlsplit
 
 import httpx
 
+from a2m._loops import PerLoop, current_loop
 from a2m.errors import (
-    A2MConnectError,
     A2MConnectionError,
+    A2MEventLoopError,
     A2MHTTPStatusError,
     A2MPoolTimeout,
     A2MTimeoutError,
@@ -38,6 +39,7 @@ from a2m.errors import (
 from a2m_types import PROTOCOL_HEADER, PROTOCOL_VERSION
 
 from ._base import AsyncTransport, Transport, decode_message, encode_message
+from ._hints import check_url, connect_error, status_cause
 from ._http1 import (
     MAX_CONNECTIONS,
     MAX_IDLE,
@@ -82,7 +84,7 @@ def _retry_after(value: str | None) -> float | None:
 
 def _raise_transport(exc: httpx.TransportError, method: str | None, url: str) -> NoReturn:
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
-        raise A2MConnectError(f"could not connect to {url}: {exc}", method=method) from exc
+        raise connect_error(url, exc, method) from exc
     if isinstance(exc, httpx.PoolTimeout):  # no connection came free: nothing was sent
         raise A2MPoolTimeout(
             f"no connection to {url} came free in time: all were busy (pool timeout)",
@@ -90,7 +92,11 @@ def _raise_transport(exc: httpx.TransportError, method: str | None, url: str) ->
         ) from exc
     if isinstance(exc, httpx.TimeoutException):
         raise A2MTimeoutError(f"no answer from {url} in time ({exc})", method=method) from exc
-    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError)):
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        error = A2MConnectionError(f"cannot send to {url}: {exc}", method=method, retryable=False)
+        error.hint = "Give the URL with its scheme: http://host:port/ or https://host/."
+        raise error from exc
+    if isinstance(exc, httpx.LocalProtocolError):
         raise A2MConnectionError(
             f"cannot send to {url}: {exc}", method=method, retryable=False
         ) from exc
@@ -161,7 +167,10 @@ def _status_error(
     message = f"HTTP {status} {reason or 'error'} from {url}"
     if detail:
         message += f": {detail}"
-    return error_for_status(status)(
+    cause = status_cause(status, body, headers.get("content-type") or "", detail is not None)
+    if cause is not None:
+        message += f": {cause[0]}"
+    error = error_for_status(status)(
         message,
         status=status,
         body=text[:_BODY_SNIPPET],
@@ -170,6 +179,9 @@ def _status_error(
         code=code,
         data=data,
     )
+    if cause is not None:
+        error.hint = cause[1]
+    return error
 
 
 def _httpx_response(response: httpx.Response, method: str | None) -> dict[str, Any]:
@@ -312,7 +324,7 @@ class _HTTPParts(Generic[PoolT, ClientT]):
         http_client: ClientT | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
-        self.url = url
+        self.url = check_url(url)
         self._headers = _headers(token, headers)
         self._owns_client = http_client is None
         self._client: ClientT | None = http_client
@@ -386,6 +398,28 @@ class AsyncHTTPTransport(_HTTPParts[AsyncPool, httpx.AsyncClient], AsyncTranspor
     _pool_type = AsyncPool
     _client_type = httpx.AsyncClient
 
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
+        super().__init__(
+            url,
+            token=token,
+            headers=headers,
+            http_client=http_client,
+            max_connections=max_connections,
+        )
+        # An httpx pool belongs to the loop it was opened on: one per loop when it is ours.
+        self._loop_clients = LoopClients(self._new_client, http_client)
+
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(headers={"User-Agent": user_agent()}, limits=self._limits)
+
     async def handle_async_request(
         self, request: dict[str, Any], *, timeout: float | None
     ) -> dict[str, Any]:
@@ -398,7 +432,7 @@ class AsyncHTTPTransport(_HTTPParts[AsyncPool, httpx.AsyncClient], AsyncTranspor
             return _response_object(
                 reply.status, reply.reason, reply.headers, reply.body, method, self.url
             )
-        client = self._client or self._httpx()
+        client = await self._loop_clients.get(method)
         try:
             response = await client.post(
                 self.url, content=content, headers=self._headers, timeout=timeout
@@ -409,9 +443,50 @@ class AsyncHTTPTransport(_HTTPParts[AsyncPool, httpx.AsyncClient], AsyncTranspor
 
     async def aclose(self) -> None:
         """Close the connections, and the httpx client unless it was injected."""
-        client = self._release()
-        if client is not None:
-            await client.aclose()
+        self._release()
+        await self._loop_clients.aclose()
+
+
+class LoopClients:
+    """The httpx client of each event loop: one made per loop (closed when its loop ends,
+    or by :meth:`aclose` from it), or the one injected, which serves only the loop it is
+    first used on: its pool belongs to that loop, so another loop gets a typed refusal
+    rather than a hang or a bare ``RuntimeError``."""
+
+    def __init__(
+        self, factory: Callable[[], httpx.AsyncClient], injected: httpx.AsyncClient | None
+    ) -> None:
+        self._injected = injected
+        self._injected_loop: Any = None
+        self._lock = threading.Lock()
+        self._own = PerLoop(factory, _aclose)
+
+    async def get(self, method: str | None) -> httpx.AsyncClient:
+        """The client to send with from the running loop."""
+        if self._injected is None:
+            return await self._own.aget()
+        loop = current_loop(method=method)
+        with self._lock:
+            if self._injected_loop is None:
+                self._injected_loop = loop
+            home = self._injected_loop
+        if loop is not home:
+            raise A2MEventLoopError(
+                "the injected http_client belongs to the event loop it was first used on, "
+                "and this call runs on another (nothing was sent); leave http_client out so "
+                "the client keeps a pool per loop, or make one client per loop",
+                method=method,
+            )
+        return self._injected
+
+    async def aclose(self) -> None:
+        """Close this loop's own client; the other loops' close as their loops end. An
+        injected client is never closed."""
+        await self._own.aclose_current()
+
+
+async def _aclose(client: httpx.AsyncClient) -> None:
+    await client.aclose()
 
 
 def _on_asyncio() -> bool:

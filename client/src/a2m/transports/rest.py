@@ -29,9 +29,10 @@ from a2m_types import REST_BASE_PATH
 from a2m_types.rest import validate_namespace
 
 from ._base import AsyncTransport, Transport, encode_message
+from ._hints import check_url, is_html
 from ._rest_draft import Draft
 from ._rest_wire import Exchange, HttpCall, Reply, Steps, answered, expect
-from .http import _headers, _raise_transport
+from .http import LoopClients, _headers, _raise_transport
 
 __all__ = ["AsyncRESTTransport", "RESTTransport"]
 
@@ -81,7 +82,7 @@ class _Exchanges:
         described: Any = None
         if self.mode is None:
             reply = yield HttpCall("GET", "memory:describe")
-            if reply.status in (404, 405):
+            if reply.status in (404, 405) and not is_html(reply.content, reply.headers):
                 self.mode = "draft"
             else:
                 described = expect(reply, method)
@@ -134,7 +135,7 @@ class _Common:
         token: str | None,
         headers: Mapping[str, str] | None,
     ) -> None:
-        self._exchanges = _Exchanges(base_url, namespace)
+        self._exchanges = _Exchanges(check_url(base_url, "A2M REST base URL"), namespace)
         self._headers = _headers(token, headers)
 
     @property
@@ -226,8 +227,8 @@ class AsyncRESTTransport(_Common, AsyncTransport):
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         super().__init__(base_url, namespace, token, headers)
-        self._owns_client = http_client is None
-        self._client = http_client if http_client is not None else httpx.AsyncClient()
+        # An httpx pool belongs to the loop it was opened on: one per loop when it is ours.
+        self._clients = LoopClients(httpx.AsyncClient, http_client)
 
     async def handle_async_request(
         self, request: dict[str, Any], *, timeout: float | None
@@ -249,11 +250,12 @@ class AsyncRESTTransport(_Common, AsyncTransport):
     async def _send(self, call: HttpCall, clock: _Clock, method: str | None) -> Reply:
         options = self._request(call, clock, method)
         try:
-            return _reply(await self._client.request(**options))
+            client = await self._clients.get(method)
+            return _reply(await client.request(**options))
         except httpx.TransportError as exc:
             _raise_transport(exc, method, options["url"])
 
     async def aclose(self) -> None:
-        """Close the httpx client, unless it was injected."""
-        if self._owns_client:
-            await self._client.aclose()
+        """Close the httpx client of this loop (the others' close as their loops end),
+        unless it was injected."""
+        await self._clients.aclose()

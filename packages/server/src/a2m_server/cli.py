@@ -14,11 +14,14 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import metadata
+from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TextIO
+from urllib.parse import urlsplit, urlunsplit
 
 from a2m_types import CAPABILITIES, PROTOCOL_VERSION
 
@@ -52,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    args.db_given = args.db is not None or "A2M_DB" in os.environ
+    if args.db is None:
+        args.db = os.environ.get("A2M_DB", "a2m.db")
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level.upper(),
@@ -107,18 +113,30 @@ def _parser() -> argparse.ArgumentParser:
     stdio = commands.add_parser("stdio", help="serve one peer over stdin/stdout (§8.2)")
     _common_options(stdio, default_log_level="warning")
 
-    export = commands.add_parser("export", help="write every record to stdout as JSON Lines")
-    _common_options(export, default_log_level="warning")
-    restore = commands.add_parser("import", help="load records written by export")
-    _common_options(restore, default_log_level="warning")
+    export = commands.add_parser(
+        "export",
+        help="write every record of an existing store to stdout as JSON Lines",
+        description="Write every record of an existing store to stdout as JSON Lines "
+        "(an a2m-export); progress goes to stderr when it is a terminal.",
+    )
+    _store_options(export, default_log_level="warning")
+    restore = commands.add_parser(
+        "import",
+        help="load records written by export",
+        description="Load the records of an a2m-export into a store, skipping ids it "
+        "already holds. The whole file is checked before anything is written (or created); "
+        "progress goes to stderr when it is a terminal.",
+    )
+    _store_options(restore, default_log_level="warning")
     restore.add_argument("dump", metavar="FILE", help="a file written by a2m-server export")
     return parser
 
 
-def _common_options(parser: argparse.ArgumentParser, *, default_log_level: str) -> None:
+def _store_options(parser: argparse.ArgumentParser, *, default_log_level: str) -> None:
+    """The flags every subcommand takes: where the store is, and logging."""
     parser.add_argument(
         "--db",
-        default=os.environ.get("A2M_DB", "a2m.db"),
+        default=None,
         help="SQLite file, :memory:, or a postgresql://user@host/db URL "
         "(default: $A2M_DB, else ./a2m.db)",
     )
@@ -129,6 +147,17 @@ def _common_options(parser: argparse.ArgumentParser, *, default_log_level: str) 
         help="PostgreSQL only: search vectors exactly (default) or through an HNSW index",
     )
     parser.add_argument("--config", metavar="FILE", help="TOML configuration file")
+    parser.add_argument(
+        "--log-level",
+        choices=_LOG_LEVELS,
+        default=default_log_level,
+        help=f"logging on stderr (default: {default_log_level})",
+    )
+
+
+def _common_options(parser: argparse.ArgumentParser, *, default_log_level: str) -> None:
+    """The flags of the serving subcommands: the store's, and how it serves."""
+    _store_options(parser, default_log_level=default_log_level)
     parser.add_argument("--read-only", action="store_true", default=None, help="refuse every write")
     parser.add_argument(
         "--exact-ranking",
@@ -140,12 +169,6 @@ def _common_options(parser: argparse.ArgumentParser, *, default_log_level: str) 
         "--capabilities",
         metavar="LIST",
         help=f"comma-separated capabilities to declare (default: all: {','.join(CAPABILITIES)})",
-    )
-    parser.add_argument(
-        "--log-level",
-        choices=_LOG_LEVELS,
-        default=default_log_level,
-        help=f"logging on stderr (default: {default_log_level})",
     )
 
 
@@ -189,13 +212,16 @@ def _config(args: argparse.Namespace) -> ServerConfig:
             raise _UsageError(f"{args.config}: configuration file not found") from None
         except (OSError, ValueError, TypeError, KeyError) as exc:
             raise _UsageError(f"{args.config}: {_one_line(exc)}") from None
+    read_only = getattr(args, "read_only", None)
+    exact_ranking = getattr(args, "exact_ranking", None)
+    capabilities = getattr(args, "capabilities", None)
     try:
-        if args.read_only is not None:
-            config = dataclasses.replace(config, read_only=args.read_only)
-        if args.exact_ranking is not None:
-            config = dataclasses.replace(config, exact_ranking=args.exact_ranking)
-        if args.capabilities is not None:
-            names = [name.strip() for name in args.capabilities.split(",") if name.strip()]
+        if read_only is not None:
+            config = dataclasses.replace(config, read_only=read_only)
+        if exact_ranking is not None:
+            config = dataclasses.replace(config, exact_ranking=exact_ranking)
+        if capabilities is not None:
+            names = [name.strip() for name in capabilities.split(",") if name.strip()]
             if not names:
                 raise _UsageError("--capabilities needs at least one capability")
             config = config.with_capabilities(names)
@@ -204,12 +230,62 @@ def _config(args: argparse.Namespace) -> ServerConfig:
     return config
 
 
+def _store_path(db: str) -> Path | None:
+    """The SQLite file ``db`` names (None for PostgreSQL or an in-memory store)."""
+    from .store import is_postgres_url
+
+    if is_postgres_url(db) or db == ":memory:" or db.startswith("file:"):
+        return None
+    return Path(db).expanduser().resolve()
+
+
+def _describe_store(db: str) -> str:
+    """Where the store is, for a log line: a file's absolute path, or the URL without
+    its password."""
+    from .store import is_postgres_url
+
+    if is_postgres_url(db):
+        return _without_password(db)
+    path = _store_path(db)
+    return str(path) if path is not None else db
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    query = "&".join(
+        pair for pair in parts.query.split("&") if not pair.lower().startswith("password=")
+    )
+    if parts.password is None:
+        return urlunsplit(parts._replace(query=query))
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{parts.username}:***@{host}" if parts.username else f"***@{host}"
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def _require_existing_store(db: str, what: str) -> None:
+    """Refuse, creating nothing, when ``db`` names a SQLite file that is not there."""
+    path = _store_path(db)
+    if path is not None and not path.exists():
+        raise _UsageError(
+            f"no store at {path}: {what} reads an existing store; check --db (or $A2M_DB)"
+        )
+
+
 def _open_server(args: argparse.Namespace, config: ServerConfig) -> A2MServer:
     import sqlite3
 
     from .server import A2MServer
     from .store import is_postgres_url
 
+    path = _store_path(args.db)
+    if path is not None and not path.parent.is_dir():
+        raise _UsageError(
+            f"cannot open the store at {path}: the folder {path.parent} does not exist"
+        )
     try:
         return A2MServer(config, db=args.db, vector_index=args.vector_index)
     except (sqlite3.Error, OSError, RuntimeError, ValueError) as exc:
@@ -223,41 +299,110 @@ def _open_server(args: argparse.Namespace, config: ServerConfig) -> A2MServer:
 def _export(args: argparse.Namespace, config: ServerConfig) -> int:
     from .transfer import export_records
 
+    _require_existing_store(args.db, "export")
     server = _open_server(args, config)
+    progress = _Progress("exported")
     try:
-        count = export_records(server.store, sys.stdout)
+        count = export_records(server.store, sys.stdout, progress=progress.update)
         sys.stdout.flush()
     finally:
         server.close()
-    log.info("exported %d records", count)
+        progress.finish()
+    log.info("exported %d records from %s", count, _describe_store(args.db))
     return EXIT_OK
 
 
 def _import(args: argparse.Namespace, config: ServerConfig) -> int:
     from .store import StoreError
-    from .transfer import DumpError, import_records
+    from .transfer import DumpError, check_dump, import_records
 
     try:
         source = open(args.dump, encoding="utf-8")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise _UsageError(f"{args.dump}: {_one_line(exc)}") from None
-    server = _open_server(args, config)
-    try:
-        with source:
-            read, added = import_records(server.store, source)
-    except DumpError as exc:
-        _fail(f"{args.dump}: {exc}; nothing was imported")
-        return EXIT_FAILURE
-    except UnicodeDecodeError as exc:
-        _fail(f"{args.dump}: not UTF-8 text ({exc.reason}); nothing was imported")
-        return EXIT_FAILURE
-    except StoreError as exc:
-        _fail(f"{args.dump}: the store failed: {exc}")
-        return EXIT_FAILURE
-    finally:
-        server.close()
-    print(f"imported {added} of {read} records ({read - added} already present)", file=sys.stderr)
+    with source:
+        try:
+            # The whole file first: a bad dump creates no store and writes nothing.
+            check_dump(source)
+        except DumpError as exc:
+            _fail(f"{args.dump}: {exc}; nothing was imported")
+            return EXIT_FAILURE
+        except UnicodeDecodeError as exc:
+            _fail(f"{args.dump}: not UTF-8 text ({exc.reason}); nothing was imported")
+            return EXIT_FAILURE
+        source.seek(0)
+        path = _store_path(args.db)
+        created = path is not None and not path.exists()
+        server = _open_server(args, config)
+        if created:
+            log.warning("created a new store at %s", path)
+        progress = _Progress("imported")
+        try:
+            read, added = import_records(server.store, source, progress=progress.update)
+        except DumpError as exc:
+            _fail(f"{args.dump}: {exc}; nothing was imported")
+            return EXIT_FAILURE
+        except StoreError as exc:
+            _fail(f"{args.dump}: the store failed while importing: {exc}")
+            return EXIT_FAILURE
+        finally:
+            server.close()
+            progress.finish()
+    print(
+        f"imported {added} of {read} records ({read - added} already present) "
+        f"into {_describe_store(args.db)}",
+        file=sys.stderr,
+    )
     return EXIT_OK
+
+
+class _Progress:
+    """A one-line progress report on stderr (records, rate, time left), only when stderr
+    is a terminal: piped or redirected, an export or import stays quiet."""
+
+    _EVERY = 0.5  # seconds between redraws
+
+    def __init__(self, verb: str, stream: TextIO | None = None) -> None:
+        self.verb = verb
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty()
+        self.started = time.monotonic()
+        self.shown = 0.0
+        self.drawn = False
+
+    def update(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.shown < self._EVERY and done < total:
+            return
+        self.shown = now
+        elapsed = max(now - self.started, 1e-6)
+        rate = done / elapsed
+        left = (total - done) / rate if rate > 0 else 0.0
+        line = (
+            f"{self.verb} {done:,} of {total:,} records, {rate:,.0f} records/s, "
+            f"{_duration(left)} left"
+        )
+        self.stream.write("\r" + line + "\x1b[K")
+        self.stream.flush()
+        self.drawn = True
+
+    def finish(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
@@ -265,6 +410,7 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
 
     from .auth import TokenFileError, load_tokens
     from .bindings.http import create_app
+    from .store import is_postgres_url
 
     tokens = None
     if args.tokens is not None:
@@ -278,7 +424,12 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
             "write the store; bind 127.0.0.1 or pass --tokens FILE",
             args.host,
         )
+    path = _store_path(args.db)
+    created = path is not None and not path.exists()
     server = _open_server(args, config)
+    if created:
+        how = "" if args.db_given else " (no --db given, and $A2M_DB is not set)"
+        log.warning("created a new store at %s%s", path, how)
     try:
         try:
             app = create_app(
@@ -289,6 +440,13 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
             )
         except ValueError as exc:
             raise _UsageError(_one_line(exc)) from None
+        log.info(
+            "store: %s (%s); capabilities: %s%s",
+            _describe_store(args.db),
+            "PostgreSQL" if is_postgres_url(args.db) else "SQLite",
+            ",".join(c for c in CAPABILITIES if c in config.capabilities),
+            "; read-only" if config.read_only else "",
+        )
         uvicorn_config = uvicorn.Config(
             app,
             host=args.host,
@@ -347,6 +505,14 @@ def _stop_on_signals(exception: type[BaseException] = _Terminated) -> Iterator[N
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def _db_was_given(args: argparse.Namespace) -> bool:
+    return (
+        "--db" in sys.argv
+        or any(a.startswith("--db=") for a in sys.argv)
+        or ("A2M_DB" in os.environ)
+    )
 
 
 def _is_loopback(host: str) -> bool:

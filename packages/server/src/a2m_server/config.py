@@ -83,6 +83,9 @@ class LimitsConfig:
     max_records_per_call: int = 1000
     max_recall_limit: int = 1000
     max_content_length: int = 100_000
+    max_metadata_bytes: int = 1_048_576
+    """Largest ``metadata``, in bytes of its compact UTF-8 JSON text. Any ``metadata``
+    also nests at most :data:`a2m_types.json_values.MAX_JSON_DEPTH` levels, fixed."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,12 @@ class ServerConfig:
         _check_tiers(self.tiers, self.default_tier)
         if self.metric not in ("cosine", "dot", "l2"):
             raise ValueError(f"metric must be cosine, dot or l2, not {self.metric!r}")
-        for name in ("max_records_per_call", "max_recall_limit", "max_content_length"):
+        for name in (
+            "max_records_per_call",
+            "max_recall_limit",
+            "max_content_length",
+            "max_metadata_bytes",
+        ):
             if getattr(self.limits, name) < 1:
                 raise ValueError(f"limits.{name} must be at least 1")
         if self.event_retention < 1:

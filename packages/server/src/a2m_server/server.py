@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from a2m_types import ErrorCode
+from a2m_types.json_values import MAX_JSON_DEPTH, JSONValueError, check_json_value
 
 from .config import ServerConfig
 from .dispatch import decode, encode, error_response, handle_message, handle_text
@@ -145,7 +146,7 @@ class Connection:
             return None
         try:
             return encode(response)
-        except ValueError:
+        except (ValueError, TypeError, RecursionError):
             # A value JSON cannot carry (an infinity) reached a result: a server fault,
             # answered as one rather than breaking the binding.
             log.exception("unencodable response to %r", response.get("id"))
@@ -162,10 +163,8 @@ class Connection:
         in-process peer sees exactly what a remote one would (§8.1)."""
         try:
             text = json.dumps(message, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            return error_response(
-                None, ErrorCode.PARSE_ERROR, f"message is not JSON-serialisable: {exc}"
-            )
+        except (TypeError, ValueError, RecursionError) as exc:
+            return _unserialisable(message, exc)
         answer = self.handle(text)
         return None if answer is None else decode(answer)
 
@@ -189,3 +188,32 @@ class Connection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _unserialisable(message: Any, exc: BaseException) -> dict[str, Any]:
+    """The answer to an in-process message JSON cannot carry: ``INVALID_PARAMS`` naming
+    the place when it is in a record's metadata (§3.1: metadata that cannot be stored
+    fails the write so), else the parse error a remote peer's bytes would meet (§8.1)."""
+    params = message.get("params") if isinstance(message, dict) else None
+    if isinstance(params, dict):
+        records = params.get("records")
+        # Named as the write path names them: records.0.metadata.key
+        places: list[tuple[Any, str, int]] = [
+            (record.get("metadata"), f"records.{index}.metadata", MAX_JSON_DEPTH)
+            for index, record in enumerate(records if isinstance(records, list) else [])
+            if isinstance(record, dict)
+        ]
+        try:
+            for value, path, depth in places:
+                check_json_value(value, path, max_depth=depth)
+        except JSONValueError as found:
+            return error_response(
+                message.get("id") if isinstance(message.get("id"), (str, int)) else None,
+                ErrorCode.INVALID_PARAMS,
+                f"{found.path[:160]} {found.reason}",
+                {"field": found.path},
+            )
+    detail = str(exc) or type(exc).__name__
+    return error_response(
+        None, ErrorCode.PARSE_ERROR, f"message is not JSON-serialisable: {detail}"
+    )

@@ -12,16 +12,24 @@ cursors belong to the store that issued them."""
 from __future__ import annotations
 
 import json
+import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from .store import Store, StoredRecord
+from a2m_types.json_values import MAX_JSON_DEPTH, JSONValueError, check_json_value
 
-__all__ = ["FORMAT", "DumpError", "export_records", "import_records"]
+from .store import RecordFilter, Store, StoredRecord
+
+__all__ = ["FORMAT", "DumpError", "check_dump", "export_records", "import_records"]
 
 FORMAT = "a2m-export/1"
 _PAGE = 500
+
+log = logging.getLogger("a2m_server.transfer")
+
+Progress = Callable[[int, int], None]
+"""Told (records done, records in all) after each page of an export or import."""
 
 _TEXT = ("id", "content")
 _OPTIONAL_TEXT = ("role", "group", "tier", "owner", "session", "key", "uri", "media_type")
@@ -65,12 +73,16 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def export_records(store: Store, out: IO[str]) -> int:
+def export_records(store: Store, out: IO[str], *, progress: Progress | None = None) -> int:
     """Write ``store`` to ``out``; returns how many records were written.
 
-    One snapshot covers the whole export, read a page at a time."""
+    One snapshot covers the whole export, read a page at a time. A record that cannot be
+    written as JSON (metadata nested past what the encoder follows, stored by an earlier
+    release) is left out and logged with its id, rather than ending the export."""
     written = 0
+    done = 0
     with store.reading() as reader:
+        total = reader.count(RecordFilter())
         out.write(
             _dumps({"format": FORMAT, "dimensions": reader.dimensions(), "store": store.store_id})
             + "\n"
@@ -81,9 +93,17 @@ def export_records(store: Store, out: IO[str]) -> int:
             if not page:
                 break
             for record in page:
-                out.write(_dumps(_record_to_json(record)) + "\n")
-            written += len(page)
+                try:
+                    line = _dumps(_record_to_json(record))
+                except (ValueError, TypeError, RecursionError) as exc:
+                    log.error("record %s left out of the export: %s", record.id, exc)
+                    continue
+                out.write(line + "\n")
+                written += 1
+            done += len(page)
             after = page[-1].rowid
+            if progress is not None:
+                progress(done, max(total, done))
     return written
 
 
@@ -96,6 +116,8 @@ def _parse(line_number: int, text: str) -> StoredRecord:
         data = json.loads(text)
     except ValueError as exc:
         raise DumpError(line_number, f"not JSON ({exc}); the line may be truncated") from None
+    except RecursionError:
+        raise DumpError(line_number, f"a value nests deeper than {MAX_JSON_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise DumpError(line_number, "a record must be a JSON object")
     for name in _TEXT:
@@ -119,6 +141,11 @@ def _parse(line_number: int, text: str) -> StoredRecord:
     metadata = data.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise DumpError(line_number, "metadata must be an object or null")
+    if metadata is not None:
+        try:
+            check_json_value(metadata, "metadata")
+        except JSONValueError as exc:
+            raise DumpError(line_number, f"{exc.path[:160]} {exc.reason}") from None
     embedding = data.get("embedding")
     if embedding is not None and (
         not isinstance(embedding, list)
@@ -171,18 +198,16 @@ def _records(lines: IO[str]) -> Iterator[tuple[int, StoredRecord]]:
             except ValueError:
                 header = None
             if not isinstance(header, dict) or header.get("format") != FORMAT:
-                raise DumpError(number, f"not an a2m-server export (expected a {FORMAT} header)")
+                raise DumpError(number, f"not an a2m-export (expected an {FORMAT} header line)")
             continue
         yield number, _parse(number, text)
     if not header_seen:
         raise DumpError(1, "the file is empty")
 
 
-def import_records(store: Store, source: IO[str]) -> tuple[int, int]:
-    """Load an export into ``store``; returns (records read, records added).
-
-    ``source`` must be seekable: it is read twice, once to check every line and once to
-    write, so a bad line anywhere means nothing is written."""
+def check_dump(source: IO[str]) -> tuple[int, int | None]:
+    """Read a whole dump, checking every line; returns (records, vector width or None).
+    Raises :class:`DumpError` naming the first bad line."""
     width: int | None = None
     count = 0
     for number, record in _records(source):
@@ -194,20 +219,38 @@ def import_records(store: Store, source: IO[str]) -> tuple[int, int]:
                     number, f"embedding has {len(record.embedding)} dimensions, not {width}"
                 )
         count += 1
+    return count, width
+
+
+def import_records(
+    store: Store, source: IO[str], *, progress: Progress | None = None
+) -> tuple[int, int]:
+    """Load an export into ``store``; returns (records read, records added).
+
+    ``source`` must be seekable: it is read twice, once to check every line and once to
+    write, so a bad line anywhere means nothing is written."""
+    count, width = check_dump(source)
     with store.reading() as reader:
         existing = reader.dimensions()
     if width is not None and existing is not None and existing != width:
         raise DumpError(0, f"the dump's vectors are {width} wide; this store's are {existing}")
     source.seek(0)
     added = 0
+    done = 0
     page: list[StoredRecord] = []
     for _, record in _records(source):
         page.append(record)
         if len(page) >= _PAGE:
             added += _write(store, page, width)
+            done += len(page)
             page = []
+            if progress is not None:
+                progress(done, count)
     if page:
         added += _write(store, page, width)
+        done += len(page)
+        if progress is not None:
+            progress(done, count)
     return count, added
 
 

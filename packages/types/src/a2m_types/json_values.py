@@ -24,7 +24,9 @@ class JSONValueError(ValueError):
     """A value JSON cannot carry exactly, or one nested too deep, at ``path``."""
 
     def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path} {reason}")
+        # The message shortens a path nested past reading (the full one stays in .path).
+        shown = path if len(path) <= 120 else f"{path[:60]}…{path[-40:]}"
+        super().__init__(f"{shown} {reason}")
         self.path = path
         self.reason = reason
 

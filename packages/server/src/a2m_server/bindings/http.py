@@ -58,6 +58,13 @@ CORS_ALLOWED_HEADERS = ("Content-Type", "Authorization", PROTOCOL_HEADER)
 CORS_EXPOSED_HEADERS = (DELETED_COUNT_HEADER,)
 
 _BODY_SCOPE_KEY = "a2m.body"
+_UI_PREFIX = "/ui"
+
+
+def _is_ui_path(path: str) -> bool:
+    return path == _UI_PREFIX or path.startswith(_UI_PREFIX + "/")
+
+
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
@@ -73,6 +80,7 @@ def create_app(
     routes: Iterable[BaseRoute] = (),
     rest: bool = True,
     rest_methods: bool = True,
+    ui: bool = True,
 ) -> Starlette:
     """The ASGI app for ``server``.
 
@@ -86,7 +94,8 @@ def create_app(
     ``rest=False`` leaves the REST binding (``/a2m/v1``) out; ``rest_methods=False`` serves
     only the REST draft's own routes there (entries, query, subscribe), answering
     ``memory:{method}`` and the OpenAPI document ``404 NOT_FOUND`` as a server implementing
-    the draft alone would."""
+    the draft alone would. ``ui=False`` leaves the agent memory page (``/ui/``) out; it
+    authenticates with the same ``tokens``, through a login form and a session cookie."""
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be at least 1")
     token_map = tokens if isinstance(tokens, TokenMap) or tokens is None else TokenMap(tokens)
@@ -101,9 +110,14 @@ def create_app(
 
         extra = rest_routes(server, authenticated=token_map is not None, methods=rest_methods)
     rpc = _RpcEndpoint(server)
+    page: ASGIApp | None = None
+    if ui:
+        from a2m_server.ui import create_ui_app
+
+        page = create_ui_app(server, tokens=token_map, max_body_bytes=max_body_bytes)
     app = Starlette(
         routes=[*_protocol_routes(server, rpc), *routes, *extra],
-        middleware=[Middleware(_Gate, policy=policy, rpc=rpc)],
+        middleware=[Middleware(_Gate, policy=policy, rpc=rpc, ui=page)],
     )
     app.state.a2m_server = server
     return app
@@ -224,14 +238,27 @@ class _ClientGone(Exception):
 class _Gate:
     """Admits a request or WebSocket to the app, or refuses it at the transport level."""
 
-    def __init__(self, app: ASGIApp, *, policy: _Policy, rpc: ASGIApp | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        policy: _Policy,
+        rpc: ASGIApp | None = None,
+        ui: ASGIApp | None = None,
+    ) -> None:
         self.app = app
         self.policy = policy
         self.rpc = rpc
+        self.ui = ui
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
+            return
+        if self.ui is not None and _is_ui_path(scope["path"]):
+            # The memory page authenticates by its own login and session cookie, checks the
+            # origin of every form it takes, and limits what it reads (a2m_server.ui).
+            await self.ui(scope, receive, send)
             return
         websocket = scope["type"] == "websocket"
         # Under /a2m/v1 a refusal has the REST error body; elsewhere the binding's own.

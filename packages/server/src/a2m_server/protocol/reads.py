@@ -25,6 +25,7 @@ from a2m_types import (
     TimelineParams,
     is_compatible,
 )
+from a2m_types.json_values import MAX_JSON_DEPTH
 
 from .context import CallContext
 from .core import Protocol, now_ms
@@ -329,6 +330,9 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
             "max_records_per_call": limits.max_records_per_call,
             "max_recall_limit": limits.max_recall_limit,
             "max_content_length": limits.max_content_length,
+            # Extensions (§4.1 lets limits carry more): what a record's metadata may be.
+            "max_metadata_bytes": limits.max_metadata_bytes,
+            "max_metadata_depth": MAX_JSON_DEPTH,
         },
     }
     if not config.declare_recall_limit:

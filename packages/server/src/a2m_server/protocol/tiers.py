@@ -37,17 +37,28 @@ __all__ = [
 
 @dataclass
 class Reorganisation:
-    """What one pass of tier policy did, in the counts of §4.7."""
+    """What one pass of tier policy did, in the counts of §4.7, and whose records each
+    change touched, so that a caller is told only of records it can read (§6)."""
 
     moved: int = 0
     promoted: int = 0
     dropped: int = 0
     summarized: int = 0
     touched: set[str] = field(default_factory=set)
+    changes: list[tuple[str, str | None, str, str | None, int]] = field(default_factory=list)
+    """(kind, owner, from tier, to tier or None when dropped, records) of each change."""
 
     @property
     def changed(self) -> bool:
         return bool(self.moved or self.promoted or self.dropped or self.summarized)
+
+    def note(self, kind: str, owners: Sequence[str | None], source: str, to: str | None) -> None:
+        """Count records of ``owners`` (one entry per record) that left ``source``."""
+        per_owner: dict[str | None, int] = {}
+        for owner in owners:
+            per_owner[owner] = per_owner.get(owner, 0) + 1
+        for owner, n in per_owner.items():
+            self.changes.append((kind, owner, source, to, n))
 
     def counts(self) -> dict[str, int]:
         return {
@@ -56,6 +67,42 @@ class Reorganisation:
             "dropped": self.dropped,
             "summarized": self.summarized,
         }
+
+    def counts_for(self, owner: str | None, shared: Iterable[str]) -> dict[str, int]:
+        """:meth:`counts` of the records ``owner`` can read (all of them for ``None``):
+        its own and unowned ones, and another's only where it stayed in shared tiers."""
+        if owner is None:
+            return self.counts()
+        shared_tiers = set(shared)
+        out = dict.fromkeys(("moved", "promoted", "dropped", "summarized"), 0)
+        for kind, record_owner, source, to, n in self.changes:
+            mine = record_owner is None or record_owner == owner
+            public = source in shared_tiers and (to is None or to in shared_tiers)
+            if mine or public:
+                out[kind] += n
+        return out
+
+    def owners(self) -> list[str | None]:
+        """The owners whose records changed, unowned (None) first."""
+        found = {record_owner for _, record_owner, _, _, _ in self.changes}
+        return sorted(found, key=lambda o: (o is not None, o or ""))
+
+
+def append_consolidated(writer: StoreWriter, plan: Reorganisation) -> None:
+    """The ``consolidated`` event(s) of ``plan`` (§4.12): one per owner whose records
+    changed, counting that owner's alone, so a reader of the log learns nothing of
+    records it cannot read; a pass that changed nothing is one event of zeros."""
+    owners = plan.owners()
+    if not owners:
+        writer.append_event("consolidated", now_ms(), plan.counts(), None, None)
+        return
+    at = now_ms()
+    for owner in owners:
+        counts = dict.fromkeys(("moved", "promoted", "dropped", "summarized"), 0)
+        for kind, record_owner, _, _, n in plan.changes:
+            if record_owner == owner:
+                counts[kind] += n
+        writer.append_event("consolidated", at, counts, owner, None)
 
 
 def with_group_members(
@@ -74,16 +121,16 @@ def with_group_members(
 
 def _with_group_member_ids(
     writer: StoreWriter, records: Sequence[tuple[str, str | None, str | None]], *, tier: str
-) -> list[str]:
-    """:func:`with_group_members` of ``(id, owner, group)`` rows, as ids."""
-    ids = [record_id for record_id, _, _ in records]
+) -> dict[str, str | None]:
+    """:func:`with_group_members` of ``(id, owner, group)`` rows, as ids and owners."""
+    out = {record_id: owner for record_id, owner, _ in records}
     groups = {(owner, group) for _, owner, group in records if group is not None}
     if not groups:
-        return ids
+        return out
     members = writer.select(RecordFilter(groups=sorted(groups, key=str), tier=tier))
-    listed = set(ids)
-    ids.extend(dict.fromkeys(m.id for m in members if m.id not in listed))
-    return ids
+    for member in members:
+        out.setdefault(member.id, member.owner)
+    return out
 
 
 _ALL = object()
@@ -109,12 +156,15 @@ def _spill(writer: StoreWriter, tier: TierConfig, plan: Reorganisation) -> bool:
             where = where.with_(session=session)
         # Only who they are: a spill moves every record a write pushes out of the tier.
         oldest = writer.select_ids(where, order="created_asc", limit=excess)
-        ids = _with_group_member_ids(writer, oldest, tier=tier.name)
+        owners = _with_group_member_ids(writer, oldest, tier=tier.name)
+        ids = list(owners)
         if tier.spill_to is not None:
             plan.moved += writer.set_tier(ids, tier.spill_to)
+            plan.note("moved", list(owners.values()), tier.name, tier.spill_to)
             plan.touched.add(tier.spill_to)
         else:
             plan.dropped += writer.delete(ids)
+            plan.note("dropped", list(owners.values()), tier.name, None)
         changed = True
     return changed
 
@@ -136,7 +186,7 @@ def enforce_capacity(
             _spill(writer, tier, plan)
         pending = [t for t in proto.config.tiers if t.name in plan.touched]
     if own_plan and plan.changed:
-        writer.append_event("consolidated", now_ms(), plan.counts(), None, None)
+        append_consolidated(writer, plan)
     return plan
 
 
@@ -150,11 +200,14 @@ def _promote_due(proto: Protocol, writer: StoreWriter, plan: Reorganisation) -> 
             continue
         moving = with_group_members(writer, due, tier=tier.name)
         plan.promoted += writer.set_tier([r.id for r in moving], tier.promote_to)
+        plan.note("promoted", [r.owner for r in moving], tier.name, tier.promote_to)
         plan.touched.add(tier.promote_to)
 
 
-def _tier_counts(proto: Protocol, writer: StoreWriter) -> dict[str, int]:
-    counts = writer.count_by_tier(RecordFilter())
+def _tier_counts(proto: Protocol, writer: StoreWriter, owner: str | None) -> dict[str, int]:
+    """Records per tier that ``owner`` can read (every record for ``None``), as
+    ``memory/describe`` counts them."""
+    counts = writer.count_by_tier(RecordFilter(scope=proto.read_scope(owner)))
     return {tier.name: counts.get(tier.name, 0) for tier in proto.config.tiers}
 
 
@@ -163,17 +216,19 @@ def _reorganise(proto: Protocol, writer: StoreWriter) -> Reorganisation:
     plan = Reorganisation()
     _promote_due(proto, writer, plan)
     enforce_capacity(proto, writer, [t.name for t in proto.config.tiers], plan)
-    writer.append_event("consolidated", now_ms(), plan.counts(), None, None)
+    append_consolidated(writer, plan)
     return plan
 
 
 def consolidate(proto: Protocol, ctx: CallContext, params: ConsolidateParams) -> dict[str, Any]:
-    """§4.7: reorganise the whole store."""
+    """§4.7: reorganise the whole store; the answer counts only what the caller can read
+    (with auth, another principal's private tiers are not even counted, §6)."""
     proto.ensure_writable("memory/consolidate")
+    owner = proto.acting_owner(ctx, None)
     with proto.transaction() as writer:
         plan = _reorganise(proto, writer)
-        counts = _tier_counts(proto, writer)
-    return {**plan.counts(), "counts": counts}
+        counts = _tier_counts(proto, writer, owner)
+    return {**plan.counts_for(owner, proto.shared_tiers), "counts": counts}
 
 
 def promote(proto: Protocol, ctx: CallContext, params: PromoteParams) -> dict[str, Any]:
@@ -258,9 +313,10 @@ def close_session(proto: Protocol, ctx: CallContext, params: SessionCloseParams)
                 leaving = with_group_members(writer, records, tier=tier.name)
                 flushed += writer.set_tier([r.id for r in leaving], tier.spill_to)
             plan = _reorganise(proto, writer)
-            counts = _tier_counts(proto, writer)
+            counts = _tier_counts(proto, writer, owner)
         else:
             plan, counts = Reorganisation(), {}
-            writer.append_event("consolidated", now_ms(), plan.counts(), None, None)
+            append_consolidated(writer, plan)
         writer.append_event("session_closed", now_ms(), {"session": params.session}, owner, None)
-    return {**plan.counts(), "counts": counts, "closed": params.session, "flushed": flushed}
+    visible = plan.counts_for(owner, proto.shared_tiers)
+    return {**visible, "counts": counts, "closed": params.session, "flushed": flushed}

@@ -11,6 +11,7 @@ from a2m_server.errors import ProtocolError
 from a2m_server.store import NewRecord, RecordFilter, StoredRecord, StoreWriter, dump_json
 from a2m_server.text import query_terms
 from a2m_types import ErrorCode, ForgetParams, RecordInput, RememberParams, new_id
+from a2m_types.json_values import JSONValueError, check_json_value
 from a2m_types.rest import MAX_TTL_SECONDS
 
 from .context import CallContext
@@ -44,6 +45,7 @@ class _Plan:
     """What a call's capabilities and limits make of every record it writes, read once."""
 
     max_content_length: int
+    max_metadata_bytes: int
     tiers: bool
     home_tier: str | None
     scopes: bool
@@ -59,6 +61,7 @@ class _Plan:
         tiers = "tiers" in caps
         return cls(
             max_content_length=proto.config.limits.max_content_length,
+            max_metadata_bytes=proto.config.limits.max_metadata_bytes,
             tiers=tiers,
             home_tier=proto.config.home_tier if tiers else None,
             scopes="scopes" in caps,
@@ -119,16 +122,7 @@ def _prepare(
             {"limit": "max_content_length", "max": maximum, "got": len(content), "index": index},
         )
     metadata = item.metadata
-    metadata_json: str | None = None
-    if metadata is not None:
-        try:
-            metadata_json = dump_json(metadata)
-        except ValueError:
-            # §3.1: metadata that cannot be stored fails the write; it is never dropped.
-            raise ProtocolError.invalid_params(
-                f"records.{index}.metadata holds a number out of JSON's range (such as 1e400)",
-                index=index,
-            ) from None
+    metadata_json = None if metadata is None else checked_metadata(metadata, index, plan)
     tier: str | None = None
     if item.tier is not None:
         # §4.2: silently dropping a caller's placement is a correctness bug, so tier is
@@ -163,6 +157,47 @@ def _prepare(
         item.id,
         item.tier is not None,
     )
+
+
+def checked_metadata(metadata: dict[str, Any], index: int, plan: _Plan) -> str:
+    """``records.{index}.metadata`` as the JSON text to store, refused with
+    ``INVALID_PARAMS`` naming the place at fault, before anything is written, when JSON
+    cannot carry it exactly, when it nests past ``MAX_JSON_DEPTH`` levels (a record every
+    reader can parse and serialise) or when its text is past ``max_metadata_bytes``."""
+    field = f"records.{index}.metadata"
+    try:
+        check_json_value(metadata, field)
+        text = dump_json(metadata)
+    except JSONValueError as exc:
+        raise ProtocolError.invalid_params(
+            f"{_short(exc.path)} {exc.reason}", index=index, field=exc.path
+        ) from None
+    except (ValueError, TypeError):
+        # §3.1: metadata that cannot be stored fails the write; it is never dropped.
+        raise ProtocolError.invalid_params(
+            f"{field} holds a number out of JSON's range (such as 1e400)",
+            index=index,
+            field=field,
+        ) from None
+    limit = plan.max_metadata_bytes
+    # A character is at most four bytes: most metadata is settled without encoding it.
+    if len(text) * 4 > limit:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise ProtocolError.invalid_params(
+                f"{field} is {size} bytes as JSON; max_metadata_bytes is {limit}",
+                index=index,
+                field=field,
+                limit="max_metadata_bytes",
+                max=limit,
+                got=size,
+            )
+    return text
+
+
+def _short(path: str) -> str:
+    """A path short enough for a message (the error's data carries it whole)."""
+    return path if len(path) <= 160 else f"{path[:100]}…{path[-50:]}"
 
 
 def _expiry(metadata: dict[str, Any] | None, now: int) -> int | None:
@@ -355,6 +390,7 @@ def _write_one_by_one(
             if request.write_id is not None:
                 landed = writer.resolve_write_id(request.write_id)
         if landed is not None:
+            _check_owner_of_landed(writer, landed, new.owner, index)
             ids.append(landed)
             continue
         new.created_at = now
@@ -391,6 +427,22 @@ def _write_one_by_one(
             flush()
     flush()
     return ids
+
+
+def _check_owner_of_landed(
+    writer: StoreWriter, record_id: str, owner: str | None, index: int
+) -> None:
+    """A client id already written is the same write repeated (§3.2) only for the owner
+    who wrote it: naming another owner's record is refused, never answered with its id
+    as though stored (that would lose the write and reveal the record)."""
+    found = writer.get([record_id])
+    if found and found[0].owner != owner:
+        raise ProtocolError(
+            ErrorCode.SCOPE_DENIED,
+            f"records.{index}.id is taken by a record this caller may not write; "
+            "choose another id (or none, and the server assigns one)",
+            {"index": index, "field": f"records.{index}.id"},
+        )
 
 
 def remember(proto: Protocol, ctx: CallContext, params: RememberParams) -> dict[str, Any]:

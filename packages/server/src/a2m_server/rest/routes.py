@@ -66,7 +66,8 @@ def run_in_view(
         except Exception:
             log.exception("REST operation %s failed", getattr(operation, "__name__", operation))
             raise RestError(
-                "BACKEND_ERROR", "the store failed; the server log has the details"
+                "BACKEND_ERROR",
+                "internal error while handling this request; the server log has the details",
             ) from None
 
 

@@ -32,7 +32,7 @@ from a2m_types import (
 )
 
 from .errors import RestError
-from .view import RestView
+from .view import RestView, UnreadableEntry
 
 __all__ = [
     "ListOptions",
@@ -97,6 +97,9 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
             proto, ctx, item, default_owner=view.owner, default_session=None, index=0
         )
     except ProtocolError as exc:
+        field = exc.data.get("field") if isinstance(exc.data, dict) else None
+        if exc.code == ErrorCode.INVALID_PARAMS and isinstance(field, str):
+            raise _entry_field_error(exc, field) from None
         if exc.code == ErrorCode.QUOTA_EXCEEDED:
             limit = proto.config.limits.max_content_length
             raise RestError(
@@ -127,7 +130,36 @@ def upsert_entry(view: RestView, namespace: str, write: EntryWrite) -> tuple[boo
         raise RestError(
             "QUOTA_EXCEEDED", "the entry was evicted by its tier's capacity as it was written"
         )
-    return current is None, view.entry_wire(stored[0], hint=namespace)
+    try:
+        return current is None, view.entry_wire(stored[0], hint=namespace)
+    except UnreadableEntry:
+        # Say what happened: the write stood; only its answer could not be made.
+        raise RestError(
+            "BACKEND_ERROR",
+            f"the entry was stored (record {record_id}) but cannot be read back as JSON; "
+            "the server log has the details",
+            data={"id": record_id, "stored": True},
+        ) from None
+
+
+def _entry_field_error(exc: ProtocolError, field: str) -> RestError:
+    """A refused record field named as the entry's: its ``value`` and ``meta`` are kept in
+    the record's metadata, which the A2M message names."""
+    prefix = "records.0.metadata"
+    message = exc.message
+    if field.startswith(prefix + ".value"):
+        named = "value" + field[len(prefix + ".value") :]
+        message = message.replace(prefix + ".value", "value", 1)
+    elif field.startswith(prefix + "."):
+        named = "meta" + field[len(prefix) :]
+        message = message.replace(prefix, "meta", 1)
+    elif field == prefix:
+        named = "value"
+        message = message.replace(prefix, "the entry's value and meta, as JSON,", 1)
+    else:
+        named = field
+    data = {**exc.data, "field": named} if isinstance(exc.data, dict) else None
+    return RestError("INVALID_BODY", message, a2m_code=exc.code, data=data)
 
 
 def read_entry(view: RestView, namespace: str, key: str) -> dict[str, Any]:
@@ -203,7 +235,7 @@ def list_entries(view: RestView, namespace: str, options: ListOptions) -> dict[s
         page = reader.select(selector, limit=options.limit, offset=options.offset, embeddings=True)
     end = options.offset + len(page)
     return {
-        "entries": [view.entry_wire(r) for r in page],
+        "entries": [entry for _, entry in view.readable_entries(page)],
         "total": total,
         "next_offset": end if end < total else None,
     }
@@ -230,7 +262,7 @@ def _keyset_page(
         page = page[: options.limit]
         following = encode_page_cursor(store_id, digest, page[-1].created_at, page[-1].rowid)
     return {
-        "entries": [view.entry_wire(r) for r in page],
+        "entries": [entry for _, entry in view.readable_entries(page)],
         "total": total,
         "next_offset": None,
         "next_cursor": following,
@@ -275,7 +307,11 @@ def query_entries(view: RestView, namespace: str, request: QueryRequest) -> list
     if ranked and not proto.config.read_only:
         # A query is a recall: it counts as an access, as memory/recall does.
         proto.store.record_access([r.id for r, _ in ranked], now)
-    return [{"entry": view.entry_wire(r), "score": s} for r, s in ranked]
+    score_of = {r.id: s for r, s in ranked}
+    return [
+        {"entry": entry, "score": score_of[r.id]}
+        for r, entry in view.readable_entries([r for r, _ in ranked])
+    ]
 
 
 def _by_vector(

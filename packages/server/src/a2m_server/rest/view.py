@@ -6,6 +6,7 @@ query selects is what its entries say about themselves."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,6 +18,8 @@ from a2m_server.store import RecordFilter, Scope, StoredRecord
 from a2m_types import Entry, Record, from_epoch_ms, record_to_entry
 
 from .errors import RestError
+
+log = logging.getLogger("a2m_server.rest")
 
 __all__ = ["RestView"]
 
@@ -76,10 +79,33 @@ class RestView:
     def entry_wire(self, stored: StoredRecord, *, hint: str | None = None) -> dict[str, Any]:
         """The entry's JSON; a record that reads as no entry here is a fault (every filter
         below selects only records with a place over REST)."""
-        entry = self.entry(stored, hint=hint)
-        if entry is None:
+        try:
+            entry = self.entry(stored, hint=hint)
+            wire = None if entry is None else entry.to_wire()
+        except (ValueError, RecursionError) as exc:
+            # Metadata that cannot be read or serialised (stored by an earlier release).
+            raise UnreadableEntry(stored.id) from exc
+        if wire is None:
             raise RuntimeError(f"record {stored.id} has no REST address")
-        return entry.to_wire()
+        return wire
+
+    def readable_entries(
+        self, records: Sequence[StoredRecord], *, hint: str | None = None
+    ) -> list[tuple[StoredRecord, dict[str, Any]]]:
+        """Each record with its entry's JSON, leaving out (and logging) any record whose
+        entry cannot be written: one record stored by an earlier release with metadata
+        nested past what a serialiser follows must not fail every listing it is in."""
+        out = []
+        for record in records:
+            try:
+                out.append((record, self.entry_wire(record, hint=hint)))
+            except UnreadableEntry:
+                log.error(
+                    "record %s left out of a REST answer: its metadata cannot be written "
+                    "as JSON (nested too deep, stored by an earlier release?)",
+                    record.id,
+                )
+        return out
 
     def selector(
         self,
@@ -126,3 +152,16 @@ class RestView:
             RecordFilter(tiers=kinded),
             RecordFilter(where={"tier": [*kindless, None], "type": stated}),
         ]
+
+
+class UnreadableEntry(RestError):
+    """A stored record whose entry cannot be serialised (metadata nested too deep)."""
+
+    def __init__(self, record_id: str) -> None:
+        super().__init__(
+            "BACKEND_ERROR",
+            f"record {record_id} cannot be read: its metadata nests deeper than this server "
+            "serialises (it was stored before metadata depth was limited); "
+            "forget it or rewrite it",
+            data={"id": record_id},
+        )

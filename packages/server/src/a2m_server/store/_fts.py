@@ -25,7 +25,9 @@ import logging
 import math
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from typing import TypeVar
 
 from a2m_server.text import ANALYZER, index_text
 
@@ -33,6 +35,7 @@ __all__ = [
     "POSTING_BUDGET",
     "RECENT_WINDOW_DIVISOR",
     "TermStats",
+    "TermView",
     "ensure_index",
     "ranked_search",
 ]
@@ -48,6 +51,7 @@ RESCORE_POOL = 300
 _CACHE_SIZE = 100_000
 _VOCABULARY_SCAN = 50_000
 _REBUILD_BATCH = 5000
+_T = TypeVar("_T")
 
 FTS_DDL = (
     "CREATE VIRTUAL TABLE records_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 0')"
@@ -132,61 +136,109 @@ def _edits(a: str, b: str) -> int:
 
 
 class TermStats:
-    """Document frequencies and typo corrections, cached until enough writes land.
+    """Document frequencies and typo corrections, exact for the snapshot they are read in.
 
-    Frequencies are counted only up to just past the posting budget, which is all the
-    budget needs to know."""
+    Every figure is cached under the identity of the index state it was counted in (see
+    :meth:`snapshot`), so a write, by this process or any other, makes the next search
+    count afresh, and readers on different snapshots never share a figure: a store with
+    this cache answers exactly as one without it. Frequencies are counted only up to
+    just past the posting budget, which is all the budget needs to know."""
 
     def __init__(self, posting_budget: int | None) -> None:
         self.posting_budget = posting_budget
-        self._frequency: dict[str, int] = {}
-        self._corrections: dict[str, str | None] = {}
+        self._snapshots: OrderedDict[tuple[bytes, int], _Figures] = OrderedDict()
         self._lock = threading.Lock()
 
     def clear(self) -> None:
         with self._lock:
-            self._frequency.clear()
-            self._corrections.clear()
+            self._snapshots.clear()
 
-    def frequency(self, conn: sqlite3.Connection, expression: str) -> int:
-        cached = self._frequency.get(expression)
+    def snapshot(self, conn: sqlite3.Connection) -> TermView:
+        """The figures of the index state ``conn`` reads now (call inside its read
+        transaction, so every later statement reads the same state).
+
+        FTS5 rewrites its structure record (``records_fts_data`` row 10) on every commit
+        that changes the index, with a counter of segments written that only grows, so
+        its bytes name a committed state; ``total_changes`` tells apart the uncommitted
+        states of a connection that writes (the in-memory store reads on its writer)."""
+        row = conn.execute("SELECT block FROM records_fts_data WHERE id = 10").fetchone()
+        key = (bytes(row[0]) if row is not None and row[0] is not None else b"", conn.total_changes)
+        with self._lock:
+            figures = self._snapshots.get(key)
+            if figures is None:
+                figures = self._snapshots[key] = _Figures()
+                while len(self._snapshots) > _SNAPSHOTS_KEPT:
+                    self._snapshots.popitem(last=False)
+            else:
+                self._snapshots.move_to_end(key)
+        return TermView(self.posting_budget, figures, self._lock, conn)
+
+
+# Index states whose figures are kept: readers still on an older snapshot keep theirs
+# while newer ones are counted.
+_SNAPSHOTS_KEPT = 4
+
+
+class _Figures:
+    __slots__ = ("corrections", "frequency")
+
+    def __init__(self) -> None:
+        self.frequency: dict[str, int] = {}
+        self.corrections: dict[str, str | None] = {}
+
+
+class TermView:
+    """The term statistics of one index state, read through one connection."""
+
+    def __init__(
+        self,
+        posting_budget: int | None,
+        figures: _Figures,
+        lock: threading.Lock,
+        conn: sqlite3.Connection,
+    ) -> None:
+        self.posting_budget = posting_budget
+        self._figures = figures
+        self._lock = lock
+        self._conn = conn
+
+    def frequency(self, expression: str) -> int:
+        """How many records match ``expression``, counted to just past the budget."""
+        cached = self._figures.frequency.get(expression)
         if cached is not None:
             return cached
         cap = -1 if self.posting_budget is None else self.posting_budget + 1
-        row = conn.execute(
+        row = self._conn.execute(
             "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
             (expression, cap),
         ).fetchone()
         count = int(row[0])
-        with self._lock:
-            if len(self._frequency) >= _CACHE_SIZE:
-                self._frequency.clear()
-            self._frequency[expression] = count
+        self._remember(self._figures.frequency, expression, count)
         return count
 
-    def exact_frequency(self, conn: sqlite3.Connection, expression: str) -> int:
+    def exact_frequency(self, expression: str) -> int:
         """How many records match ``expression``, counted to the end (for BM25's idf)."""
         key = "=" + expression
-        cached = self._frequency.get(key)
+        cached = self._figures.frequency.get(key)
         if cached is not None:
             return cached
-        row = conn.execute(
+        row = self._conn.execute(
             "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?", (expression,)
         ).fetchone()
         count = int(row[0])
-        with self._lock:
-            self._frequency[key] = count
+        self._remember(self._figures.frequency, key, count)
         return count
 
-    def correction(self, conn: sqlite3.Connection, term: str) -> str | None:
+    def correction(self, term: str) -> str | None:
         """The indexed term one edit from ``term`` that most records hold, if any."""
-        if term in self._corrections:
-            return self._corrections[term]
+        corrections = self._figures.corrections
+        if term in corrections:
+            return corrections[term]
         best: tuple[int, str] | None = None
         first = term[0]
         upper = first[:-1] + chr(ord(first[-1]) + 1)
         # Bounded: a vocabulary of a million ids starting with one letter is not read.
-        for candidate, documents in conn.execute(
+        for candidate, documents in self._conn.execute(
             "SELECT term, doc FROM records_vocab WHERE term >= ? AND term < ? LIMIT ?",
             (first, upper, _VOCABULARY_SCAN),
         ):
@@ -195,21 +247,24 @@ class TermStats:
             if _edits(term, candidate) <= 1 and (best is None or documents > best[0]):
                 best = (int(documents), str(candidate))
         found = None if best is None else best[1]
-        with self._lock:
-            if len(self._corrections) >= _CACHE_SIZE:
-                self._corrections.clear()
-            self._corrections[term] = found
+        self._remember(corrections, term, found)
         return found
 
+    def _remember(self, table: dict[str, _T], key: str, value: _T) -> None:
+        with self._lock:
+            if len(table) >= _CACHE_SIZE:
+                table.clear()
+            table[key] = value
 
-def expressions_for(conn: sqlite3.Connection, stats: TermStats, terms: Sequence[str]) -> list[str]:
+
+def expressions_for(stats: TermView, terms: Sequence[str]) -> list[str]:
     """The FTS5 expressions a ranked search looks for: each term, or the term one edit
     away when the index does not hold it."""
     out: list[str] = []
     for term in terms:
         expression = phrase(term)
-        if stats.frequency(conn, expression) == 0 and len(term) >= TYPO_MIN and term.isalpha():
-            corrected = stats.correction(conn, term)
+        if stats.frequency(expression) == 0 and len(term) >= TYPO_MIN and term.isalpha():
+            corrected = stats.correction(term)
             if corrected is None:
                 continue
             expression = phrase(corrected)
@@ -231,8 +286,9 @@ def ranked_search(
 
     ``selective=False`` says the filter refuses nothing but expired records, so ranking
     the matches alone and checking the filter on the best few seldom has to look again."""
-    expressions = expressions_for(conn, stats, terms)
-    frequency = {e: stats.frequency(conn, e) for e in expressions}
+    view = stats.snapshot(conn)
+    expressions = expressions_for(view, terms)
+    frequency = {e: view.frequency(e) for e in expressions}
     present = sorted((e for e in expressions if frequency[e] > 0), key=lambda e: frequency[e])
     if not present:
         return []
@@ -250,7 +306,7 @@ def ranked_search(
         if not dropped:
             return bm25(conn, match, where_sql, where_params, limit, selective=selective)
         return _with_common_terms(
-            conn, stats, match, dropped, where_sql, where_params, limit, selective=selective
+            conn, view, match, dropped, where_sql, where_params, limit, selective=selective
         )
     rows = conn.execute(
         "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
@@ -272,7 +328,7 @@ B = 0.75
 
 def _with_common_terms(
     conn: sqlite3.Connection,
-    stats: TermStats,
+    stats: TermView,
     match: str,
     dropped: Sequence[str],
     where_sql: str,
@@ -302,8 +358,10 @@ def _with_common_terms(
     average = tokens / documents if documents else 1.0
     weights = []
     for expression in dropped:
-        hits = stats.exact_frequency(conn, expression)
-        idf = math.log((documents - hits + 0.5) / (hits + 0.5))
+        hits = stats.exact_frequency(expression)
+        # Both figures are of one snapshot, so hits <= documents; the bound keeps the
+        # logarithm defined should FTS5's totals ever lag its postings.
+        idf = math.log((max(documents, hits) - hits + 0.5) / (hits + 0.5))
         weights.append((expression[1:-1].replace('""', '"'), idf if idf > 0 else 1e-6))
     scored = []
     for record_id, rank, rowid in ranked:

@@ -6,14 +6,17 @@ decides *what* to do and calls these primitives inside one write transaction."""
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal, cast
 
 from . import vectors
 from ._json_text import dump_json, load_json
+
+log = logging.getLogger("a2m_server.store")
 
 __all__ = [
     "RECORD_COLUMNS",
@@ -41,6 +44,42 @@ RECORD_COLUMNS = (
 class StoreError(RuntimeError):
     """The backend failed (a lost connection, a cancelled statement): the call fails
     and its transaction is rolled back; the next call may succeed."""
+
+
+class _UnreadableMetadata:
+    """Stands for metadata a store holds but cannot parse (nested past what a parser
+    follows, stored by a release that did not bound it). Reads as holding no key, so
+    filters pass over it; no encoder writes it, so an answer leaves its record out
+    (see :func:`a2m_server.dispatch.encode`) instead of failing."""
+
+    __slots__ = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return default
+
+    def __contains__(self, key: object) -> bool:
+        return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "<unreadable metadata>"
+
+
+UNREADABLE_METADATA: Final = _UnreadableMetadata()
+
+
+def _metadata(record_id: str, text: str) -> dict[str, Any]:
+    try:
+        value: dict[str, Any] = load_json(text)
+    except (ValueError, RecursionError) as exc:
+        log.error("record %s: its stored metadata cannot be read (%s)", record_id, exc)
+        return cast("dict[str, Any]", UNREADABLE_METADATA)
+    return value
 
 
 @dataclass
@@ -80,7 +119,7 @@ class StoredRecord:
             created_at=row[3],
             updated_at=row[4],
             role=row[5],
-            metadata=load_json(row[6]) if row[6] is not None else None,
+            metadata=_metadata(row[1], row[6]) if row[6] is not None else None,
             group=row[7],
             tier=row[8],
             salience=row[9],

@@ -176,8 +176,6 @@ _READER_CACHE_KIB = 8192
 # they reach the file with the next write, or after this long or this many.
 # Deletions after which the full-text index is rewritten without their words.
 _PURGE_AFTER_DELETIONS = 5000
-# Document frequencies are estimates: cached, and forgotten after this many writes.
-_FREQUENCY_CACHE_WRITES = 5000
 
 
 class _Reader(StoreReader):
@@ -874,8 +872,8 @@ class SQLiteStore(Store):
         self._index_loaded = False
         self._index_lock = threading.Lock()
         self._data_version = self._read_data_version()
+        # Term statistics, cached per index state: never stale across a write.
         self._terms = _fts.TermStats(posting_budget)
-        self._frequency_writes = 0
         self._deletions = 0
         self._access = AccessBuffer()
 
@@ -948,12 +946,6 @@ class SQLiteStore(Store):
             self._writer.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
             self._deletions = 0
 
-    def _note_writes(self, count: int) -> None:
-        self._frequency_writes += count
-        if self._frequency_writes >= _FREQUENCY_CACHE_WRITES:
-            self._terms.clear()
-            self._frequency_writes = 0
-
     # --- access counts -----------------------------------------------------------------
 
     def record_access(self, ids: Sequence[str], at: int) -> None:
@@ -980,12 +972,11 @@ class SQLiteStore(Store):
             self._note_data_version(self._read_data_version())
 
     def _note_data_version(self, version: int) -> None:
-        """Drop the vector index and the term statistics if ``version`` (the writer
+        """Drop the vector index if ``version`` (the writer
         connection's ``PRAGMA data_version``, read under the write lock) says another
         connection committed since it was last read."""
         if version != self._data_version:
             self._data_version = version
-            self._terms.clear()
             with self._index_lock:
                 self._index = None
                 self._index_loaded = False
@@ -1067,7 +1058,6 @@ class SQLiteStore(Store):
                 self._access.restore(accesses)
                 raise
             self._apply_vector_changes(writer)
-            self._note_writes(writer.records_written)
             self._note_deletions(writer.records_deleted)
             if self._checkpointer is not None:
                 self._checkpointer.wake()

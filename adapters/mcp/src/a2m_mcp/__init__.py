@@ -1,0 +1,20 @@
+"""A2M memory as an MCP server: every MCP client shares the store that LangChain, CrewAI,
+AutoGen and Agno agents use.
+
+``a2m-mcp --db memory.db`` serves an embedded store over stdio; ``a2m-mcp --url URL`` any
+A2M server (token from ``A2M_TOKEN``); ``--transport http`` serves streamable HTTP. In
+Python, :func:`build_server` puts the same tools over any :class:`~a2m.AsyncA2MClient`."""
+
+from ._graph import Entity, EntityNotFound, Graph, KnowledgeGraph, Relation
+from ._server import A2MTools, MemoryConfig, build_server
+
+__all__ = [
+    "A2MTools",
+    "Entity",
+    "EntityNotFound",
+    "Graph",
+    "KnowledgeGraph",
+    "MemoryConfig",
+    "Relation",
+    "build_server",
+]

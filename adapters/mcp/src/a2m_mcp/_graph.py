@@ -1,0 +1,525 @@
+"""The knowledge graph of ``@modelcontextprotocol/server-memory``, kept as A2M records.
+
+Every fact is a record of its own at a key derived from what it says, so two processes
+writing the same graph never overwrite each other's work: an entity is
+``<prefix>/entities/<h(name)>``, each of its observations
+``<prefix>/observations/<h(name)>/<h(text)>``, each relation
+``<prefix>/relations/<h(from)>/<h(type, to)>`` (``h`` a SHA-256 digest). Writing a fact that
+exists already rewrites the same key with the same content, which is why concurrent
+writers lose nothing and duplicate nothing. Records read as ordinary memories in every
+framework: the content is a sentence (``Alice (person)``, ``Alice: drinks tea``,
+``Alice works_at Acme``) and ``metadata`` carries the graph fields (``kg_kind``,
+``kg_entity``, ``kg_type``, ``kg_observation``, ``kg_from``, ``kg_to``, ``kg_relation``).
+
+A2M calls per tool: ``create_entities`` 2 (one existence check, one batch write; with at
+most :data:`FEW_NAMES` names, the check is one call per name); ``create_relations`` and
+``add_observations`` the same (``add_observations``: two checks); ``delete_entities`` 4;
+``delete_observations`` 1 per deletion holding observations; ``delete_relations`` 1 per
+relation; ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll,
+and one ``memory/timeline`` reading the records written since the last call (the first
+call: one per :data:`PAGE_SIZE` graph records). Writes of more than the server's
+``max_records_per_call`` records go in several batches."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import anyio
+from typing_extensions import TypedDict
+
+from a2m import AsyncA2MClient, ForgottenEvent, PromotedEvent, Record, WrittenEvent
+
+PAGE_SIZE = 1000
+"""Records per ``memory/timeline`` page when the graph is read."""
+
+EVENT_PAGE = 1000
+"""Events per ``memory/events`` poll when bringing the kept graph up to date."""
+
+MAX_EVENT_PAGES = 5
+"""Past this many pages of events since the last read, the graph is read again whole."""
+
+FEW_NAMES = 8
+"""Up to this many names, a write's existence check looks each one up under its own key."""
+
+MAX_BATCH = 1000
+"""Records per ``memory/remember`` call, the bundled server's ``max_records_per_call``."""
+
+
+class Entity(TypedDict):
+    """A node: its unique name, its type and what is known about it, oldest first."""
+
+    name: str
+    entityType: str
+    observations: list[str]
+
+
+# A directed edge between two entity names, in active voice; the upstream field names,
+# so a client switches servers without a change (``from`` is a keyword: functional form).
+Relation = TypedDict("Relation", {"from": str, "to": str, "relationType": str})
+
+
+class Graph(TypedDict):
+    """Entities and the relations among them, as ``read_graph`` returns them."""
+
+    entities: list[Entity]
+    relations: list[Relation]
+
+
+class ObservationAdded(TypedDict):
+    """The observations ``add_observations`` actually added to one entity."""
+
+    entityName: str
+    addedObservations: list[str]
+
+
+DURABLE_TIER = "semantic"
+"""The tier graph records and observations go to where the store has one: facts, not turns."""
+
+
+async def durable_tier(client: AsyncA2MClient) -> str | None:
+    """:data:`DURABLE_TIER` when the store declares tiers and has it, else ``None`` (the
+    store's default tier)."""
+    description = client.description or await client.describe()
+    if "tiers" not in description.capabilities:
+        return None
+    names = {tier.name for tier in description.tiers or []}
+    return DURABLE_TIER if DURABLE_TIER in names else None
+
+
+class EntityNotFound(LookupError):
+    """``add_observations`` named an entity the graph does not hold."""
+
+
+def digest(*parts: str) -> str:
+    """A short, fixed-length key segment for arbitrary text (names may hold ``/``)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8"))
+        h.update(b"\x00")
+    return h.hexdigest()[:32]
+
+
+def relation(source: str, relation_type: str, target: str) -> Relation:
+    """A relation in the upstream shape (``from`` is a Python keyword)."""
+    return {"from": source, "to": target, "relationType": relation_type}
+
+
+class KnowledgeGraph:
+    """The nine knowledge-graph operations over an A2M client, under ``prefix``.
+
+    ``provenance`` (``source_framework``, ``source_agent``…) is added to every record's
+    metadata and ``session`` to every record. The client is the caller's: never closed
+    here."""
+
+    def __init__(
+        self,
+        client: AsyncA2MClient,
+        prefix: str,
+        *,
+        namespace: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
+        session: str | None = None,
+    ) -> None:
+        self.client = client
+        self.prefix = prefix.rstrip("/")
+        self.namespace = namespace
+        self.provenance = dict(provenance or {})
+        self.session = session
+        self._cache: _Snapshot | None = None
+        self._lock = anyio.Lock()
+
+    # --- keys and records -----------------------------------------------------------
+
+    def entity_key(self, name: str) -> str:
+        return f"{self.prefix}/entities/{digest(name)}"
+
+    def observations_prefix(self, name: str) -> str:
+        return f"{self.prefix}/observations/{digest(name)}"
+
+    def observation_key(self, name: str, text: str) -> str:
+        return f"{self.observations_prefix(name)}/{digest(text)}"
+
+    def relation_key(self, source: str, relation_type: str, target: str) -> str:
+        return f"{self.prefix}/relations/{digest(source)}/{digest(relation_type, target)}"
+
+    def _record(self, key: str, content: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        metadata: dict[str, Any] = {**self.provenance, **fields, "tags": ["knowledge-graph"]}
+        if self.namespace is not None:
+            metadata["namespace"] = self.namespace
+        record: dict[str, Any] = {"content": content, "key": key, "metadata": metadata}
+        if self.session is not None:
+            record["session"] = self.session
+        return record
+
+    def _entity_record(self, entity: Entity) -> dict[str, Any]:
+        name, kind = entity["name"], entity["entityType"]
+        fields = {"kg_kind": "entity", "kg_entity": name, "kg_type": kind}
+        return self._record(self.entity_key(name), f"{name} ({kind})", fields)
+
+    def _observation_record(self, name: str, text: str) -> dict[str, Any]:
+        fields = {"kg_kind": "observation", "kg_entity": name, "kg_observation": text}
+        return self._record(self.observation_key(name, text), f"{name}: {text}", fields)
+
+    def _relation_record(self, source: str, relation_type: str, target: str) -> dict[str, Any]:
+        fields = {
+            "kg_kind": "relation",
+            "kg_from": source,
+            "kg_to": target,
+            "kg_relation": relation_type,
+        }
+        key = self.relation_key(source, relation_type, target)
+        return self._record(key, f"{source} {relation_type} {target}", fields)
+
+    async def _write(self, records: Sequence[dict[str, Any]]) -> None:
+        if not records:
+            return
+        tier = await durable_tier(self.client)
+        if tier is not None:
+            records = [{**record, "tier": tier} for record in records]
+        for start in range(0, len(records), MAX_BATCH):
+            await self.client.remember(list(records[start : start + MAX_BATCH]))
+
+    async def _records(
+        self, key_prefix: str, where: Mapping[str, Any] | None = None
+    ) -> list[Record]:
+        """Every record under ``key_prefix`` (matching ``where``), oldest first, by cursor."""
+        found: list[Record] = []
+        cursor = ""
+        while True:
+            page = await self.client.timeline(
+                key_prefix=key_prefix, where=where, limit=PAGE_SIZE, cursor=cursor
+            )
+            found.extend(page.records)
+            if not page.next_cursor or not page.records:
+                return found
+            cursor = page.next_cursor
+
+    async def _existing_entities(self, names: Iterable[str]) -> set[str]:
+        wanted = sorted(set(names))
+        if not wanted:
+            return set()
+        records = await self._by_name(wanted, self.entity_key, "entities", "kg_entity")
+        return {str((r.metadata or {}).get("kg_entity")) for r in records}
+
+    async def _by_name(
+        self,
+        names: Sequence[str],
+        key_of: Callable[[str], str],
+        folder: str,
+        field: str,
+    ) -> list[Record]:
+        """The records of ``folder`` whose ``field`` is one of ``names``: for a few names,
+        one ``memory/timeline`` per name under its own key (an index lookup); for many,
+        one filtered listing of the folder."""
+        if len(names) > FEW_NAMES:
+            return await self._records(f"{self.prefix}/{folder}", {field: list(names)})
+        found: list[Record] = []
+        for name in names:
+            found.extend(await self._records(key_of(name), {field: name}))
+        return found
+
+    # --- the nine tools -------------------------------------------------------------
+
+    async def create_entities(self, entities: Sequence[Entity]) -> list[Entity]:
+        """Add the entities whose names are new (with their observations); the ones
+        added, in the order given. An existing name is left exactly as it is."""
+        existing = await self._existing_entities(e["name"] for e in entities)
+        added: list[Entity] = []
+        records: list[dict[str, Any]] = []
+        for entity in entities:
+            if entity["name"] in existing:
+                continue
+            existing.add(entity["name"])
+            added.append(entity)
+            records.append(self._entity_record(entity))
+            seen: set[str] = set()
+            for text in entity["observations"]:
+                if text not in seen:
+                    seen.add(text)
+                    records.append(self._observation_record(entity["name"], text))
+        await self._write(records)
+        return added
+
+    async def create_relations(self, relations: Sequence[Relation]) -> list[Relation]:
+        """Add the relations not already present; the ones added, in the order given.
+        Like upstream, the entities they name need not exist."""
+        sources = [item["from"] for item in relations]
+        existing = {
+            (r["from"], r["relationType"], r["to"]) for r in await self._relations_from(sources)
+        }
+        added: list[Relation] = []
+        records: list[dict[str, Any]] = []
+        for item in relations:
+            triple = (item["from"], item["relationType"], item["to"])
+            if triple in existing:
+                continue
+            existing.add(triple)
+            added.append(relation(*triple))
+            records.append(self._relation_record(*triple))
+        await self._write(records)
+        return added
+
+    async def add_observations(
+        self, observations: Sequence[Mapping[str, Any]]
+    ) -> list[ObservationAdded]:
+        """Add observations to existing entities, skipping those already present. An
+        unknown entity fails the whole call before anything is written."""
+        names = [str(o["entityName"]) for o in observations]
+        existing = await self._existing_entities(names)
+        for name in names:
+            if name not in existing:
+                raise EntityNotFound(f"Entity with name {name} not found")
+        present = await self._observations_of(names)
+        results: list[ObservationAdded] = []
+        records: list[dict[str, Any]] = []
+        for item in observations:
+            name = str(item["entityName"])
+            known = present.setdefault(name, [])
+            added: list[str] = []
+            for text in item["contents"]:
+                if text in known:
+                    continue
+                known.append(text)
+                added.append(text)
+                records.append(self._observation_record(name, text))
+            results.append({"entityName": name, "addedObservations": added})
+        await self._write(records)
+        return results
+
+    async def delete_entities(self, names: Sequence[str]) -> None:
+        """Delete entities, their observations and every relation touching them."""
+        wanted = sorted(set(names))
+        if not wanted:
+            return
+        # Relations first, the entities last: an interrupted delete leaves the entities
+        # visible, so repeating the call finishes it.
+        relations = f"{self.prefix}/relations"
+        await self.client.forget(key_prefix=relations, where={"kg_from": wanted})
+        await self.client.forget(key_prefix=relations, where={"kg_to": wanted})
+        await self.client.forget(
+            key_prefix=f"{self.prefix}/observations", where={"kg_entity": wanted}
+        )
+        await self.client.forget(key_prefix=f"{self.prefix}/entities", where={"kg_entity": wanted})
+
+    async def delete_observations(self, deletions: Sequence[Mapping[str, Any]]) -> None:
+        """Delete the named observations; unknown entities or texts are ignored."""
+        for item in deletions:
+            texts = sorted({str(text) for text in item["observations"]})
+            if texts:
+                await self.client.forget(
+                    key_prefix=self.observations_prefix(str(item["entityName"])),
+                    where={"kg_observation": texts},
+                )
+
+    async def delete_relations(self, relations: Sequence[Relation]) -> None:
+        """Delete the given relations; ones not present are ignored."""
+        for item in relations:
+            key = self.relation_key(item["from"], item["relationType"], item["to"])
+            await self.client.forget(key_prefix=key)
+
+    async def read_graph(self) -> Graph:
+        """The whole graph, entities and relations in the order they were created."""
+        snapshot = await self._snapshot()
+        return _graph(snapshot.entities, snapshot.relations)
+
+    async def search_nodes(self, query: str) -> Graph:
+        """Entities whose name, type or an observation holds ``query`` (any case), with
+        every relation touching one of them."""
+        snapshot = await self._snapshot()
+        needle = query.lower()
+        found = [
+            e
+            for e in snapshot.entities
+            if needle in e["name"].lower()
+            or needle in e["entityType"].lower()
+            or any(needle in o.lower() for o in e["observations"])
+        ]
+        return _with_relations(found, snapshot.relations)
+
+    async def open_nodes(self, names: Sequence[str]) -> Graph:
+        """The named entities, with every relation touching one of them."""
+        snapshot = await self._snapshot()
+        wanted = set(names)
+        found = [e for e in snapshot.entities if e["name"] in wanted]
+        return _with_relations(found, snapshot.relations)
+
+    # --- the graph as last read, kept while the store's event log says it holds -------
+
+    async def _snapshot(self) -> _Snapshot:
+        """The graph, read whole only once: on a store with ``events``, one
+        ``memory/events`` poll tells which records under the prefix any process wrote or
+        removed since, and only those written are read (one ``memory/timeline``). A reset
+        log, an event it cannot place (a consolidation…) or more than
+        :data:`MAX_EVENT_PAGES` pages of events mean a whole read again. On a store
+        without ``events`` every call reads the graph whole."""
+        async with self._lock:
+            cached = self._cache
+            if cached is not None and await self._catch_up(cached):
+                return cached
+            self._cache = None
+            head = await self._head()
+            snapshot = _Snapshot.of(await self._records(self.prefix), head)
+            if head is not None:
+                self._cache = snapshot
+            return snapshot
+
+    async def _head(self) -> str | None:
+        description = self.client.description or await self.client.describe()
+        if "events" not in description.capabilities:
+            return None
+        return (await self.client.events()).cursor
+
+    def _in_graph(self, key: str | None) -> bool:
+        return key is not None and (key == self.prefix or key.startswith(self.prefix + "/"))
+
+    async def _catch_up(self, snapshot: _Snapshot) -> bool:
+        """Bring ``snapshot`` up to the log's head; ``False`` when it cannot be."""
+        cursor = snapshot.cursor
+        written: set[str] = set()
+        removed: set[str] = set()
+        for _ in range(MAX_EVENT_PAGES):
+            page = await self.client.events(cursor, limit=EVENT_PAGE)
+            if page.reset:
+                return False
+            for event in page.events:
+                if isinstance(event, WrittenEvent):
+                    if self._in_graph(event.key):
+                        written.add(event.id)
+                        removed.discard(event.id)
+                elif isinstance(event, ForgottenEvent):
+                    if event.ids is None:
+                        return False
+                    for gone in event.ids:
+                        if gone in written or gone in snapshot.records:
+                            written.discard(gone)
+                            removed.add(gone)
+                elif not isinstance(event, PromotedEvent):
+                    # Consolidation, summaries, anything unknown: read it all again.
+                    return False
+            cursor = page.cursor
+            if not page.more:
+                break
+        else:
+            return False
+        fresh = await self._records(self.prefix, {"id": sorted(written)}) if written else []
+        # A record written and then removed before this read is simply not found.
+        removed |= written - {record.id for record in fresh}
+        snapshot.apply(fresh, removed, cursor)
+        return True
+
+    # --- reads the writes need -------------------------------------------------------
+
+    async def _relations_from(self, sources: Sequence[str]) -> list[Relation]:
+        wanted = sorted(set(sources))
+        if not wanted:
+            return []
+        records = await self._by_name(
+            wanted, lambda name: f"{self.prefix}/relations/{digest(name)}", "relations", "kg_from"
+        )
+        return [
+            relation(
+                str((r.metadata or {})["kg_from"]),
+                str((r.metadata or {})["kg_relation"]),
+                str((r.metadata or {})["kg_to"]),
+            )
+            for r in records
+        ]
+
+    async def _observations_of(self, names: Sequence[str]) -> dict[str, list[str]]:
+        wanted = sorted(set(names))
+        if not wanted:
+            return {}
+        records = await self._by_name(wanted, self.observations_prefix, "observations", "kg_entity")
+        present: dict[str, list[str]] = {}
+        for record in records:
+            meta = record.metadata or {}
+            present.setdefault(str(meta["kg_entity"]), []).append(str(meta["kg_observation"]))
+        return present
+
+
+@dataclass
+class _Snapshot:
+    """The graph's records as of ``cursor`` (a position in the store's event log), in
+    creation order, and the entities and relations they make."""
+
+    records: dict[str, tuple[tuple[datetime, int], Record]]
+    cursor: str | None
+    entities: list[Entity] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+    written: int = 0
+
+    @classmethod
+    def of(cls, records: Sequence[Record], cursor: str | None) -> _Snapshot:
+        ordered = {r.id: ((r.created_at, n), r) for n, r in enumerate(records)}
+        snapshot = cls(ordered, cursor, written=len(records))
+        snapshot.rebuild()
+        return snapshot
+
+    def apply(self, fresh: Sequence[Record], removed: Iterable[str], cursor: str | None) -> None:
+        """Take in records written (a rewritten key keeps its place) and drop removed ones."""
+        changed = bool(fresh)
+        for record in fresh:
+            known = self.records.get(record.id)
+            if known is None:
+                self.written += 1
+                place = (record.created_at, self.written)
+            else:
+                place = known[0]
+            self.records[record.id] = (place, record)
+        for gone in removed:
+            changed = self.records.pop(gone, None) is not None or changed
+        self.cursor = cursor
+        if changed:
+            self.rebuild()
+
+    def rebuild(self) -> None:
+        entities: dict[str, Entity] = {}
+        observations: dict[str, list[str]] = {}
+        relations: list[Relation] = []
+        for _, record in sorted(self.records.values(), key=lambda item: item[0]):
+            meta = record.metadata or {}
+            kind = meta.get("kg_kind")
+            if kind == "entity":
+                name = str(meta["kg_entity"])
+                entities[name] = {
+                    "name": name,
+                    "entityType": str(meta["kg_type"]),
+                    "observations": [],
+                }
+            elif kind == "observation":
+                observations.setdefault(str(meta["kg_entity"]), []).append(
+                    str(meta["kg_observation"])
+                )
+            elif kind == "relation":
+                relations.append(
+                    relation(str(meta["kg_from"]), str(meta["kg_relation"]), str(meta["kg_to"]))
+                )
+        for name, entity in entities.items():
+            entity["observations"] = observations.get(name, [])
+        self.entities = list(entities.values())
+        self.relations = relations
+
+
+def _graph(entities: Iterable[Entity], relations: Iterable[Relation]) -> Graph:
+    """Copies, so a caller changing the result never changes the kept snapshot."""
+    return {
+        "entities": [
+            {
+                "name": e["name"],
+                "entityType": e["entityType"],
+                "observations": list(e["observations"]),
+            }
+            for e in entities
+        ],
+        "relations": [relation(r["from"], r["relationType"], r["to"]) for r in relations],
+    }
+
+
+def _with_relations(entities: list[Entity], relations: list[Relation]) -> Graph:
+    names = {e["name"] for e in entities}
+    touching = [r for r in relations if r["from"] in names or r["to"] in names]
+    return _graph(entities, touching)

@@ -1,0 +1,258 @@
+"""The knowledge-graph tools answer as ``@modelcontextprotocol/server-memory`` does: the
+same call sequence gives the same results (recorded from upstream in
+``upstream_graph.json``, and live against upstream when Node and the npm package are
+here), and the graph is ordinary A2M records."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graph_sequence import RECORDED, SEQUENCE, replay
+from mcp import Client, StdioServerParameters
+from mcp_kit import text
+
+from a2m import AsyncA2MClient
+from a2m_mcp import KnowledgeGraph
+
+pytestmark = pytest.mark.anyio
+
+# Where upstream's entry point is, when installed (npm install @modelcontextprotocol/server-memory).
+UPSTREAM = os.environ.get(
+    "A2M_MCP_UPSTREAM",
+    str(Path.cwd() / "node_modules/@modelcontextprotocol/server-memory/dist/index.js"),
+)
+
+
+def same(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
+    assert ours["is_error"] == theirs["is_error"]
+    if theirs["is_error"]:
+        # Upstream's message, with the MCP SDK's "Error executing tool …" before it.
+        assert theirs["text"] in ours["text"]
+    else:
+        assert ours["structured"] == theirs["structured"]
+        assert ours["text"] == theirs["text"]
+
+
+async def test_the_same_calls_give_upstreams_recorded_results(mcp: Client) -> None:
+    recorded = json.loads(RECORDED.read_text())
+    assert len(recorded) == len(SEQUENCE)
+    ours = await replay(mcp)
+    for (name, arguments), mine, theirs in zip(SEQUENCE, ours, recorded, strict=True):
+        try:
+            same(mine, theirs)
+        except AssertionError as error:
+            raise AssertionError(f"{name}({arguments}) differs from upstream") from error
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not Path(UPSTREAM).is_file(),
+    reason="upstream server-memory is not installed here (needs node and "
+    "`npm install @modelcontextprotocol/server-memory`; set A2M_MCP_UPSTREAM)",
+)
+async def test_the_same_calls_give_upstreams_live_results(mcp: Client, tmp_path: Path) -> None:
+    env = {**os.environ, "MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}
+    params = StdioServerParameters(command="node", args=[UPSTREAM], env=env)
+    async with Client(params) as upstream:
+        theirs = await replay(upstream)
+    ours = await replay(mcp)
+    for mine, upstream_result in zip(ours, theirs, strict=True):
+        same(mine, upstream_result)
+
+
+async def test_the_tool_schemas_match_upstreams_arguments(mcp: Client) -> None:
+    tools = {tool.name: tool for tool in (await mcp.list_tools()).tools}
+    required = {
+        "create_entities": ["entities"],
+        "create_relations": ["relations"],
+        "add_observations": ["observations"],
+        "delete_entities": ["entityNames"],
+        "delete_observations": ["deletions"],
+        "delete_relations": ["relations"],
+        "search_nodes": ["query"],
+        "open_nodes": ["names"],
+    }
+    for name, fields in required.items():
+        assert tools[name].input_schema["required"] == fields, name
+    assert tools["read_graph"].input_schema.get("required", []) == []
+    entity = tools["create_entities"].input_schema["$defs"]["Entity"]
+    assert sorted(entity["required"]) == ["entityType", "name", "observations"]
+    relation = tools["create_relations"].input_schema["$defs"]["Relation"]
+    assert sorted(relation["required"]) == ["from", "relationType", "to"]
+
+
+async def test_graph_facts_are_ordinary_records(mcp: Client, a2m: AsyncA2MClient) -> None:
+    await mcp.call_tool(
+        "create_entities",
+        {"entities": [{"name": "Alice", "entityType": "person", "observations": ["Drinks tea"]}]},
+    )
+    await mcp.call_tool(
+        "create_relations",
+        {"relations": [{"from": "Alice", "to": "Acme", "relationType": "works_at"}]},
+    )
+    records = (await a2m.timeline()).records
+    assert [r.content for r in records] == [
+        "Alice (person)",
+        "Alice: Drinks tea",
+        "Alice works_at Acme",
+    ]
+    for record in records:
+        assert record.key is not None
+        assert record.key.startswith("mcp/graph/")
+        assert record.tier == "semantic"
+        meta = record.metadata or {}
+        assert meta["source_framework"] == "mcp"
+        assert meta["source_agent"] == "coder"
+    # Any framework recalling "tea" finds the observation.
+    found = await a2m.recall("who drinks tea?", limit=1)
+    assert found.records[0].content == "Alice: Drinks tea"
+
+
+async def test_a_failed_add_observations_writes_nothing(mcp: Client, a2m: AsyncA2MClient) -> None:
+    await mcp.call_tool(
+        "create_entities",
+        {"entities": [{"name": "Bob", "entityType": "person", "observations": []}]},
+    )
+    before = [r.id for r in (await a2m.timeline()).records]
+    result = await mcp.call_tool(
+        "add_observations",
+        {
+            "observations": [
+                {"entityName": "Bob", "contents": ["Owns a boat"]},
+                {"entityName": "Ghost", "contents": ["Boo"]},
+            ]
+        },
+    )
+    assert result.is_error
+    assert "Entity with name Ghost not found" in text(result)
+    assert [r.id for r in (await a2m.timeline()).records] == before
+
+
+async def test_duplicates_within_one_call_are_written_once(a2m: AsyncA2MClient) -> None:
+    graph = KnowledgeGraph(a2m, "g")
+    added = await graph.create_entities(
+        [
+            {"name": "A", "entityType": "t", "observations": ["x", "x"]},
+            {"name": "A", "entityType": "t", "observations": []},
+        ]
+    )
+    assert added == [{"name": "A", "entityType": "t", "observations": ["x", "x"]}]
+    result = await graph.add_observations([{"entityName": "A", "contents": ["y", "y"]}])
+    assert result == [{"entityName": "A", "addedObservations": ["y"]}]
+    assert (await graph.read_graph())["entities"] == [
+        {"name": "A", "entityType": "t", "observations": ["x", "y"]}
+    ]
+
+
+async def test_a_large_graph_reads_back_whole_across_pages(a2m: AsyncA2MClient) -> None:
+    graph = KnowledgeGraph(a2m, "big")
+    entities = [
+        {"name": f"node-{i}", "entityType": "thing", "observations": [f"fact {i}"]}
+        for i in range(1200)
+    ]
+    await graph.create_entities(entities)
+    await graph.create_relations(
+        [{"from": f"node-{i}", "to": f"node-{i + 1}", "relationType": "next"} for i in range(1199)]
+    )
+    read = await graph.read_graph()
+    assert read["entities"] == entities
+    assert len(read["relations"]) == 1199
+    found = await graph.search_nodes("FACT 1199")
+    assert [e["name"] for e in found["entities"]] == ["node-1199"]
+    assert found["relations"] == [{"from": "node-1198", "to": "node-1199", "relationType": "next"}]
+
+
+async def test_a_kept_graph_sees_every_other_writers_change(store: Any) -> None:
+    """One graph reads (and keeps what it read); another client changes the store in every
+    way; each change shows in the first graph's next answer."""
+    reader_client = AsyncA2MClient.in_process(store)
+    writer_client = AsyncA2MClient.in_process(store)
+    try:
+        reader = KnowledgeGraph(reader_client, "team/graph")
+        writer = KnowledgeGraph(writer_client, "team/graph")
+        await writer.create_entities([{"name": "A", "entityType": "t", "observations": ["one"]}])
+        assert [e["name"] for e in (await reader.read_graph())["entities"]] == ["A"]
+        kept = reader._cache
+        assert kept is not None
+
+        # Writes and deletes outside the graph leave what was read standing.
+        unrelated = await writer_client.remember([{"content": "elsewhere", "key": "team/notes/x"}])
+        await writer_client.forget(ids=unrelated.ids)
+        assert (await reader.search_nodes("one"))["entities"][0]["name"] == "A"
+        assert reader._cache is kept
+
+        await writer.add_observations([{"entityName": "A", "contents": ["two"]}])
+        assert (await reader.open_nodes(["A"]))["entities"][0]["observations"] == ["one", "two"]
+        # Caught up from the event log, not read again whole.
+        assert reader._cache is kept
+        await writer.create_relations([{"from": "A", "to": "B", "relationType": "r"}])
+        assert len((await reader.search_nodes("a"))["relations"]) == 1
+        await writer.delete_observations([{"entityName": "A", "observations": ["one"]}])
+        assert (await reader.search_nodes("one"))["entities"] == []
+        # A delete through the bare client, not the graph, is seen too.
+        await writer_client.forget(key_prefix="team/graph/relations")
+        assert (await reader.read_graph())["relations"] == []
+        await writer.delete_entities(["A"])
+        assert await reader.read_graph() == {"entities": [], "relations": []}
+        assert reader._cache is kept
+        # A rewritten key keeps its place; an event the graph cannot place means a whole read.
+        await writer.create_entities([{"name": "Z", "entityType": "t", "observations": []}])
+        await writer.create_entities([{"name": "Y", "entityType": "t", "observations": []}])
+        await writer_client.remember(
+            [
+                {
+                    "content": "Z (u)",
+                    "key": writer.entity_key("Z"),
+                    "metadata": {"kg_kind": "entity", "kg_entity": "Z", "kg_type": "u"},
+                }
+            ]
+        )
+        assert [(e["name"], e["entityType"]) for e in (await reader.read_graph())["entities"]] == [
+            ("Z", "u"),
+            ("Y", "t"),
+        ]
+        await writer_client.consolidate()
+        assert [e["name"] for e in (await reader.read_graph())["entities"]] == ["Z", "Y"]
+        assert reader._cache is not kept
+        await writer.delete_entities(["Z", "Y"])
+        # What a caller does to a result never changes what the graph holds.
+        await writer.create_entities([{"name": "C", "entityType": "t", "observations": ["x"]}])
+        first = await reader.read_graph()
+        first["entities"][0]["observations"].append("tampered")
+        assert (await reader.read_graph())["entities"][0]["observations"] == ["x"]
+    finally:
+        await reader_client.aclose()
+        await writer_client.aclose()
+
+
+@pytest.mark.parametrize("count", [3, 12])
+async def test_many_names_at_once_behave_as_a_few(a2m: AsyncA2MClient, count: int) -> None:
+    """Up to 8 names are looked up one by one, more in one listing: the same answers."""
+    graph = KnowledgeGraph(a2m, "g")
+    names = [f"n{i}" for i in range(count)]
+    await graph.create_entities(
+        [{"name": n, "entityType": "t", "observations": ["a"]} for n in names]
+    )
+    again = await graph.create_entities(
+        [{"name": n, "entityType": "t", "observations": []} for n in [*names, "new"]]
+    )
+    assert [e["name"] for e in again] == ["new"]
+    added = await graph.add_observations([{"entityName": n, "contents": ["a", "b"]} for n in names])
+    assert added == [{"entityName": n, "addedObservations": ["b"]} for n in names]
+    ring = [
+        {"from": n, "to": names[(i + 1) % count], "relationType": "r"} for i, n in enumerate(names)
+    ]
+    assert await graph.create_relations(ring) == ring
+    assert await graph.create_relations(ring) == []
+    await graph.delete_entities(names[1:])
+    assert await graph.read_graph() == {
+        "entities": [
+            {"name": "n0", "entityType": "t", "observations": ["a", "b"]},
+            {"name": "new", "entityType": "t", "observations": []},
+        ],
+        "relations": [],
+    }

@@ -1,0 +1,300 @@
+"""Every A2M tool, the observation tool, the resources and the prompt, through the real
+MCP client in this process; every bad input an ``isError`` result with clear text, the
+server still answering afterwards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp_kit import CONFIG, text
+
+from a2m import AsyncA2MClient
+from a2m_mcp import MemoryConfig, build_server
+
+pytestmark = pytest.mark.anyio
+
+A2M_TOOLS = {"remember", "recall", "forget", "fetch", "timeline", "remember_observation"}
+GRAPH_TOOLS = {
+    "create_entities",
+    "create_relations",
+    "add_observations",
+    "delete_entities",
+    "delete_observations",
+    "delete_relations",
+    "read_graph",
+    "search_nodes",
+    "open_nodes",
+}
+
+
+async def call(mcp: Client, name: str, **arguments: Any) -> Any:
+    result = await mcp.call_tool(name, arguments)
+    assert not result.is_error, text(result)
+    return result
+
+
+async def test_every_tool_is_listed_with_a_schema_and_a_description(mcp: Client) -> None:
+    tools = {tool.name: tool for tool in (await mcp.list_tools()).tools}
+    assert set(tools) == A2M_TOOLS | GRAPH_TOOLS
+    for tool in tools.values():
+        assert tool.description, tool.name
+        assert tool.input_schema["type"] == "object"
+        assert tool.output_schema is not None, tool.name
+    assert tools["remember"].input_schema["required"] == ["content"]
+    assert tools["remember_observation"].input_schema["required"] == ["content"]
+    observation = tools["remember_observation"].input_schema["properties"]
+    assert set(observation) == {"content", "classification", "filePath", "tags", "weight"}
+    assert tools["recall"].annotations is not None
+    assert tools["recall"].annotations.read_only_hint is True
+
+
+async def test_remember_then_recall_fetch_and_timeline(mcp: Client, a2m: AsyncA2MClient) -> None:
+    written = await call(
+        mcp,
+        "remember",
+        content="the deploy key rotates every 90 days",
+        key="ops/deploy-key",
+        tags=["ops", "security"],
+        metadata={"ticket": "OPS-7", "source_framework": "forged"},
+    )
+    assert written.structured_content["key"] == "mcp/ops/deploy-key"
+    stored = (await a2m.fetch("mcp/ops/deploy-key")).record
+    assert stored is not None
+    assert stored.id == written.structured_content["id"]
+    meta = stored.metadata or {}
+    # Provenance is the server's: the model's metadata cannot overwrite it.
+    assert meta["source_framework"] == "mcp"
+    assert meta["source_agent"] == "coder"
+    assert meta["tags"] == ["ops", "security"]
+    assert meta["ticket"] == "OPS-7"
+
+    await call(mcp, "remember", content="lunch is at noon")
+    found = await call(mcp, "recall", query="how often does the deploy key rotate?", limit=1)
+    memories = found.structured_content["memories"]
+    assert [m["content"] for m in memories] == ["the deploy key rotates every 90 days"]
+    assert "the deploy key rotates every 90 days" in text(found)
+
+    fetched = await call(mcp, "fetch", key="ops/deploy-key")
+    assert fetched.structured_content["memory"]["id"] == stored.id
+    # Reads are not fenced in: a full key of the store is read as given.
+    assert (await call(mcp, "fetch", key="mcp/ops/deploy-key")).structured_content["memory"]
+    missing = await call(mcp, "fetch", key="ops/unknown")
+    assert missing.structured_content == {"memory": None}
+    assert "Nothing is stored" in text(missing)
+
+    # The same key again replaces the fact instead of adding a second one.
+    await call(
+        mcp, "remember", content="the deploy key rotates every 30 days", key="ops/deploy-key"
+    )
+    again = await call(mcp, "fetch", key="ops/deploy-key")
+    assert again.structured_content["memory"]["content"] == "the deploy key rotates every 30 days"
+    assert again.structured_content["memory"]["id"] == stored.id
+
+    # Creation order: a replaced key keeps its place (and id).
+    recent = await call(mcp, "timeline", limit=1)
+    assert [m["content"] for m in recent.structured_content["memories"]] == ["lunch is at noon"]
+    first = await call(mcp, "timeline", limit=1, cursor="")
+    assert [m["content"] for m in first.structured_content["memories"]] == [
+        "the deploy key rotates every 30 days"
+    ]
+    cursor = first.structured_content["next_cursor"]
+    assert cursor
+    second = await call(mcp, "timeline", limit=1, cursor=cursor)
+    assert [m["content"] for m in second.structured_content["memories"]] == ["lunch is at noon"]
+
+
+async def test_recall_filters(mcp: Client) -> None:
+    await call(mcp, "remember", content="invoices are sent monthly", tags=["billing"])
+    await call(mcp, "remember", content="invoices are archived yearly", tier="semantic")
+    found = await call(mcp, "recall", query="invoices", filters={"tier": "semantic"})
+    assert [m["content"] for m in found.structured_content["memories"]] == [
+        "invoices are archived yearly"
+    ]
+    tagged = await call(mcp, "recall", query="invoices", filters={"tags": "billing"})
+    assert [m["content"] for m in tagged.structured_content["memories"]] == [
+        "invoices are sent monthly"
+    ]
+    both = await call(mcp, "recall", query="invoices", filters={"tags": ["billing", "other"]})
+    assert both.structured_content["memories"] == []
+
+
+async def test_forget_by_query_asks_for_confirmation_first(
+    mcp: Client, a2m: AsyncA2MClient
+) -> None:
+    await call(mcp, "remember", content="the staging password is hunter2", key="secrets/staging")
+    await call(mcp, "remember", content="the office plant needs water")
+    preview = await call(mcp, "forget", query="staging password")
+    assert preview.structured_content["forgotten"] == 0
+    assert preview.structured_content["confirmed"] is False
+    assert [c["content"] for c in preview.structured_content["candidates"]][:1] == [
+        "the staging password is hunter2"
+    ]
+    assert "confirm=true" in text(preview)
+    assert (await a2m.fetch("mcp/secrets/staging")).record is not None
+
+    done = await call(mcp, "forget", query="staging password", confirm=True, limit=1)
+    assert done.structured_content["forgotten"] == 1
+    assert (await a2m.fetch("mcp/secrets/staging")).record is None
+    assert len((await a2m.timeline()).records) == 1
+
+
+async def test_forget_by_key_and_ids_stays_in_the_namespace(
+    mcp: Client, a2m: AsyncA2MClient
+) -> None:
+    other = (await a2m.remember([{"content": "another agent's fact", "key": "crew/fact"}])).ids[0]
+    await call(mcp, "remember", content="a", key="one")
+    two = await call(mcp, "remember", content="b", key="two")
+    by_key = await call(mcp, "forget", key="one")
+    assert by_key.structured_content["forgotten"] == 1
+    by_ids = await call(mcp, "forget", ids=[two.structured_content["id"], other])
+    # Deletes are scoped to this server's namespace: the other agent's record stays.
+    assert by_ids.structured_content["forgotten"] == 1
+    assert [r.id for r in (await a2m.timeline()).records] == [other]
+
+
+async def test_remember_observation_injects_the_tenant_and_deduplicates(
+    mcp: Client, a2m: AsyncA2MClient
+) -> None:
+    first = await call(
+        mcp,
+        "remember_observation",
+        content="All dates are ISO 8601 UTC strings.",
+        classification="convention",
+        filePath="services/billing/dates.ts",
+        tags=["datetime"],
+        weight=2.0,
+    )
+    assert first.structured_content["duplicate"] is False
+    again = await call(
+        mcp,
+        "remember_observation",
+        content="all dates are  ISO 8601 UTC strings.",
+        tags=["billing"],
+    )
+    assert again.structured_content == {
+        "id": first.structured_content["id"],
+        "weight": 3.0,
+        "duplicate": True,
+    }
+    records = (await a2m.timeline()).records
+    assert len(records) == 1
+    observation = (records[0].metadata or {})["observation"]
+    assert observation["org"] == "acme"
+    assert observation["project"] == "billing"
+    assert observation["agent"] == "coder"
+    assert observation["classification"] == "convention"
+    assert observation["filePath"] == "services/billing/dates.ts"
+    assert observation["source"] == "explicit"
+    assert observation["tags"] == ["datetime", "billing"]
+    assert records[0].tier == "semantic"
+
+
+async def test_the_model_cannot_name_a_tenant(mcp: Client, a2m: AsyncA2MClient) -> None:
+    result = await mcp.call_tool(
+        "remember_observation", {"content": "x", "org": "other", "agent": "intruder"}
+    )
+    # Arguments outside the schema are dropped: the tenant stays the configured one.
+    assert not result.is_error, text(result)
+    (record,) = (await a2m.timeline()).records
+    observation = (record.metadata or {})["observation"]
+    assert (observation["org"], observation["agent"]) == ("acme", "coder")
+    assert "intruder" not in str(record.metadata)
+
+
+async def test_resources_and_prompt(mcp: Client) -> None:
+    await call(mcp, "remember", content="the build uses uv")
+    await call(mcp, "remember_observation", content="tests bind 127.0.0.1 only")
+    resources = {str(r.uri) for r in (await mcp.list_resources()).resources}
+    assert {"a2m://memories/recent", "memory://knowledge-graph"} <= resources
+    templates = {t.uri_template for t in (await mcp.list_resource_templates()).resource_templates}
+    assert "a2m://observations/{agent}" in templates
+
+    recent = (await mcp.read_resource("a2m://memories/recent")).contents[0]
+    assert "the build uses uv" in recent.text
+    mine = (await mcp.read_resource("a2m://observations/coder")).contents[0]
+    assert "tests bind 127.0.0.1 only" in mine.text
+    assert "the build uses uv" not in mine.text
+    nobody = (await mcp.read_resource("a2m://observations/nobody")).contents[0]
+    assert "No observations" in nobody.text
+    graph = (await mcp.read_resource("memory://knowledge-graph")).contents[0]
+    assert graph.text == '{\n  "entities": [],\n  "relations": []\n}'
+
+    prompts = {p.name for p in (await mcp.list_prompts()).prompts}
+    assert "relevant_memories" in prompts
+    prompt = await mcp.get_prompt("relevant_memories", {"topic": "which build tool?"})
+    assert "the build uses uv" in prompt.messages[0].content.text
+
+
+BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("remember", {}, "content"),
+    ("remember", {"content": 42}, "content"),
+    ("remember", {"content": "   "}, "must not be empty"),
+    ("remember", {"content": "x" * 200_001}, "max_content_length"),
+    ("remember", {"content": "x", "key": "/absolute"}, "key must be"),
+    ("remember", {"content": "x", "tags": "not-a-list"}, "tags"),
+    ("remember", {"content": "x", "tier": "nonexistent-tier"}, "tier"),
+    ("recall", {}, "query"),
+    ("recall", {"query": "x", "limit": 0}, "limit"),
+    ("recall", {"query": "x", "limit": "ten"}, "limit"),
+    ("recall", {"query": "x", "filters": {"tags": [1]}}, "filters.tags"),
+    ("fetch", {"key": ""}, "key"),
+    ("timeline", {"cursor": "not-a-cursor"}, "cursor"),
+    ("forget", {}, "ids, a key, or a query"),
+    ("remember_observation", {"classification": "note"}, "content"),
+    ("remember_observation", {"content": "x", "weight": -1}, "weight"),
+    ("remember_observation", {"content": "x", "weight": "heavy"}, "weight"),
+    ("create_entities", {"entities": "nope"}, "entities"),
+    ("create_entities", {"entities": [{"name": "A"}]}, "entityType"),
+    ("create_relations", {"relations": [{"from": "A", "to": "B"}]}, "relationType"),
+    (
+        "add_observations",
+        {"observations": [{"entityName": "Ghost", "contents": ["x"]}]},
+        "Entity with name Ghost not found",
+    ),
+    ("delete_entities", {"entityNames": "A"}, "entityNames"),
+    ("open_nodes", {}, "names"),
+    ("search_nodes", {"query": 3}, "query"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "says"), BAD_CALLS)
+async def test_bad_input_is_a_tool_error_and_the_server_keeps_answering(
+    mcp: Client, a2m: AsyncA2MClient, tool: str, arguments: dict[str, Any], says: str
+) -> None:
+    result = await mcp.call_tool(tool, arguments)
+    assert result.is_error
+    assert says in text(result)
+    assert tool in text(result)
+    # Nothing was written, and the server still answers.
+    assert (await a2m.timeline()).records == []
+    assert not (await mcp.call_tool("read_graph", {})).is_error
+
+
+async def test_an_unknown_tool_is_refused(mcp: Client) -> None:
+    result = await mcp.call_tool("no_such_tool", {})
+    assert result.is_error
+    assert "no_such_tool" in text(result)
+
+
+async def test_namespace_must_be_valid() -> None:
+    with pytest.raises(ValueError, match="namespace"):
+        MemoryConfig(namespace="Not Valid")
+
+
+async def test_graph_prefix_is_shared_between_namespaces(a2m: AsyncA2MClient) -> None:
+    shared = MemoryConfig(namespace="one", graph_prefix="team/graph")
+    other = MemoryConfig(namespace="two", graph_prefix="team/graph")
+    async with (
+        Client(build_server(a2m, shared)) as first,
+        Client(build_server(a2m, other)) as second,
+    ):
+        await call(
+            first,
+            "create_entities",
+            entities=[{"name": "X", "entityType": "t", "observations": []}],
+        )
+        graph = await call(second, "read_graph")
+        assert [e["name"] for e in graph.structured_content["entities"]] == ["X"]
+    assert CONFIG.graph == "mcp/graph"

@@ -1,0 +1,116 @@
+"""``a2m.adapter_support``, the pieces every async framework adapter shares: the lazily
+opened client, the server's layout, complete-or-warned listings, all-or-nothing writes,
+the lines a model reads, and the loud interface check — against a real server."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from a2m import AsyncA2MClient
+from a2m.adapter_support import (
+    ClientSource,
+    IncompleteListingWarning,
+    ServerLayout,
+    every_record,
+    memory_lines,
+    remember_all,
+    require_interface,
+)
+from a2m.errors import A2MConnectionError, QuotaExceeded
+from a2m_server.config import LimitsConfig, ServerConfig
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _records(count: int, text: str = "note") -> list[dict[str, Any]]:
+    return [
+        {"id": str(uuid.uuid4()), "content": f"{text} {n}", "metadata": {"batch": "b"}}
+        for n in range(count)
+    ]
+
+
+def test_a_missing_interface_names_the_supported_releases() -> None:
+    with pytest.raises(ImportError, match=r"a2m-x needs pytest>=99 \(found pytest \d") as error:
+        require_interface("a2m-x", "pytest", "pytest>=99", {"pytest": ("no_such_name",)})
+    assert 'pip install "pytest>=99"' in str(error.value)
+    require_interface("a2m-x", "pytest", "pytest>=8", {"pytest": ("fixture",)})
+
+
+async def test_a_source_opens_its_own_client_lazily_and_closes_it(a2m_http_url: str) -> None:
+    source = ClientSource(url="http://127.0.0.1:9/", timeout=2)  # nothing is sent yet
+    with pytest.raises(A2MConnectionError):
+        await source.open()
+    await source.aclose()
+    own = ClientSource(url=a2m_http_url)
+    client, layout = await own.open()
+    assert layout.supports("keys")
+    assert layout.tier("episodic") is not None
+    assert (await own.open())[0] is client
+    await own.aclose()
+
+
+async def test_a_given_client_is_never_closed(a2m_async_client: AsyncA2MClient) -> None:
+    source = ClientSource(a2m_async_client)
+    client, _ = await source.open()
+    await source.aclose()
+    assert client is a2m_async_client
+    await a2m_async_client.remember("still open")
+    with pytest.raises(TypeError, match="not both"):
+        ClientSource(a2m_async_client, url="http://127.0.0.1:9/")
+
+
+async def test_a_later_refused_call_takes_the_earlier_ones_back(
+    a2m_http_server_factory: Any,
+) -> None:
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=2, max_content_length=20))
+    async with AsyncA2MClient(a2m_http_server_factory(config=config)) as client:
+        layout = ServerLayout.of(await client.describe())
+        records = _records(3)
+        records.append({"id": str(uuid.uuid4()), "content": "x" * 30})
+        with pytest.raises(QuotaExceeded):
+            await remember_all(client, layout, records)
+        assert (await client.timeline()).records == []
+        await remember_all(client, layout, _records(5))
+        assert len((await client.timeline()).records) == 5
+
+
+@pytest.mark.parametrize("cursor", [True, False], ids=["paged", "unpaged"])
+async def test_a_listing_is_complete_or_says_it_is_not(
+    a2m_http_server_factory: Any, cursor: bool
+) -> None:
+    config = ServerConfig(limits=LimitsConfig(max_recall_limit=4), timeline_cursor=cursor)
+    async with AsyncA2MClient(a2m_http_server_factory(config=config)) as client:
+        layout = ServerLayout.of(await client.describe())
+        await remember_all(client, layout, _records(10))
+        if cursor:
+            found = await every_record(client, layout, {"batch": "b"}, what="the batch")
+            assert [r.content for r in found] == [f"note {n}" for n in range(10)]
+        else:
+            with pytest.warns(IncompleteListingWarning, match="the batch may hold more"):
+                found = await every_record(client, layout, {"batch": "b"}, what="the batch")
+            assert [r.content for r in found] == [f"note {n}" for n in range(6, 10)]
+
+
+async def test_memory_lines_say_who_wrote_what(a2m_async_client: AsyncA2MClient) -> None:
+    await a2m_async_client.remember(
+        [
+            {
+                "content": "Ada likes tea",
+                "metadata": {"source_framework": "crewai", "source_agent": "chef"},
+            },
+            {"content": "Ada likes jazz"},
+        ]
+    )
+    records = (await a2m_async_client.recall("Ada likes")).records
+    text = memory_lines(records, "Memories:")
+    assert text.startswith("Memories:\n- [")
+    assert "[crewai/chef] Ada likes tea (score " in text
+    assert "[unknown framework] Ada likes jazz" in text
