@@ -16,7 +16,6 @@ from a2m_types import (
     parse_timestamp,
 )
 from a2m_types.filters import matches
-from a2m_types.json_values import check_json_value
 from a2m_types.rest import (
     MAX_LIST_LIMIT,
     MAX_TOP_K,
@@ -37,7 +36,7 @@ from a2m_types.rest import (
 )
 
 from ._adapter_owners import Caller
-from ._adapter_values import check_storable
+from ._adapter_values import UnstorableValue, check_storable
 from ._adapter_where import split_where
 from ._core import Extensions
 from .errors import CapabilityNotSupported, InvalidParams
@@ -180,8 +179,6 @@ class Scope:
         :class:`InvalidParams` before anything is sent."""
         if type not in MEMORY_TYPES:
             raise _refuse(f"type must be one of {', '.join(MEMORY_TYPES)}, not {type!r}")
-        check_storable(value, f"entry {key!r}: value")
-        check_storable(dict(meta or {}), f"entry {key!r}: meta")
         stated: dict[str, Any] = {"source_framework": self.source_framework}
         if self.agent is not None:
             stated["source_agent"] = self.agent
@@ -189,8 +186,8 @@ class Scope:
             stated.update(meta or {})
             # Refused here, naming the place, before validation and dumping would rewrite
             # what JSON cannot carry exactly (NaN to null, a set to a list).
-            check_json_value(value, "value")
-            check_json_value(stated, "meta")
+            check_storable(value, f"entry {key!r}: value")
+            check_storable(stated, f"entry {key!r}: meta")
             return EntryWrite(
                 key=key,
                 type=type,  # type: ignore[arg-type]
@@ -200,6 +197,8 @@ class Scope:
                     {k: v for k, v in stated.items() if v is not None}
                 ),
             )
+        except UnstorableValue:
+            raise  # already names the place, and says nothing was sent
         except (ValidationError, InvalidKey, InvalidNamespace, ValueError, TypeError) as exc:
             raise _refuse(f"invalid entry {key!r}: {exc}") from None
 
