@@ -12,6 +12,7 @@ from a2m_types import Record, RecordInput
 from a2m_types.rest import Entry, EntryWrite
 
 from ._adapter_core import Layout, Scope, checked_namespace, entry_at, forget_by_key
+from ._adapter_owners import choose
 from ._adapter_steps import Flow, call
 from .errors import CapabilityNotSupported, InvalidParams
 
@@ -76,8 +77,8 @@ def entry_writes(scope: Scope, entries: Iterable[Mapping[str, Any] | EntryWrite]
                     fields["key"], fields["type"], fields["value"], fields.get("embedding"), meta
                 )
             )
-        except InvalidParams as exc:
-            raise InvalidParams(f"entries[{position}]: {exc.message}") from None
+        except InvalidParams as exc:  # its own class kept (UnstorableValue, say)
+            raise type(exc)(f"entries[{position}]: {exc.message}", data=exc.data) from None
         except (TypeError, ValueError) as exc:
             raise _refuse(f"entries[{position}]: {exc}") from None
     return writes
@@ -108,6 +109,7 @@ def write_many(scope: Scope, layout: Layout, writes: Sequence[Any]) -> Flow[list
     for part in chunks(records, layout.max_records_per_call):
         ids += (yield call("remember", list(part))).ids
     stored = yield from _by_ids(scope, layout, ids, records)
+    scope.caller.wrote(stored)
     return entries_in_order(stored, writes, scope.namespace, layout)
 
 
@@ -167,7 +169,8 @@ def _key_chunk(layout: Layout) -> int:
 def _held(
     scope: Scope, layout: Layout, a2m_keys: list[str], *, vectors: bool
 ) -> Flow[dict[str, Record]]:
-    """Each A2M key's record, as ``memory/fetch`` would pick it."""
+    """Each A2M key's record, as ``memory/fetch`` would pick it: the caller's own where
+    several owners hold a key (:mod:`._adapter_owners`)."""
     extra = layout.vectors() if vectors else {}
     records: list[Record] = []
     try:
@@ -179,7 +182,7 @@ def _held(
             record = (yield call("fetch", key, **extra)).record
             if record is not None:
                 records.append(record)
-    return by_key(records)
+    return (yield from choose(scope.caller, records, extra))
 
 
 def _key_read(keys: list[str], layout: Layout, extra: Mapping[str, Any]) -> Flow[list[Record]]:
@@ -209,28 +212,6 @@ def _by_ids(
         held = yield from _held(scope, layout, [r.key for r in records if r.key], vectors=True)
         found = list(held.values())
     return found
-
-
-def _updated(record: Record) -> str:
-    stamp = (record.model_extra or {}).get("updated_at")
-    return stamp if isinstance(stamp, str) else ""
-
-
-def _rank(record: Record) -> tuple[bool, str]:
-    return (record.owner is None, _updated(record))
-
-
-def by_key(records: Iterable[Record]) -> dict[str, Record]:
-    """Each A2M key's record as ``memory/fetch`` (with no owner) picks it: the unowned
-    one, else the most recently written one (owners may share a key)."""
-    chosen: dict[str, Record] = {}
-    for record in records:
-        if record.key is None:
-            continue
-        held = chosen.get(record.key)
-        if held is None or _rank(record) >= _rank(held):
-            chosen[record.key] = record
-    return chosen
 
 
 def entries_in_order(

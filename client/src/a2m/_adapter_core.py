@@ -4,7 +4,7 @@ records back into entries. No I/O; the two adapters only add their calls to the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -16,7 +16,6 @@ from a2m_types import (
     parse_timestamp,
 )
 from a2m_types.filters import matches
-from a2m_types.json_values import check_json_value
 from a2m_types.rest import (
     MAX_LIST_LIMIT,
     MAX_TOP_K,
@@ -36,6 +35,8 @@ from a2m_types.rest import (
     validate_namespace,
 )
 
+from ._adapter_owners import Caller
+from ._adapter_values import UnstorableValue, check_storable
 from ._adapter_where import split_where
 from ._core import Extensions
 from .errors import CapabilityNotSupported, InvalidParams
@@ -69,6 +70,9 @@ class Layout:
     """``memory/timeline`` pages by keyset cursor (describe ``timeline.cursor``)."""
     operators: frozenset[str] = frozenset()
     """``where`` operators the server runs (describe ``where.operators``)."""
+    recall_declared: bool = True
+    """Whether the server declares ``max_recall_limit``: if not, ``max_recall_limit`` is
+    this side's page size, and a timeline without ``limit`` carries every record (§4.4)."""
 
     @classmethod
     def of(cls, description: DescribeResult) -> Layout:
@@ -97,6 +101,7 @@ class Layout:
             batch or _DEFAULT_MAX_RECORDS,
             declared.cursor,
             declared.operators,
+            bool(limits and limits.max_recall_limit),
         )
 
     def vectors(self) -> dict[str, Any]:
@@ -109,7 +114,13 @@ def new_scope(
     namespace: str, source_framework: str | None, agent: str | None, session: str | None
 ) -> Scope:
     """An adapter's identity, its namespace checked before anything is sent."""
-    return Scope(checked_namespace(namespace), source_framework, agent, session)
+    return Scope(
+        checked_namespace(namespace),
+        source_framework,
+        agent,
+        session,
+        Caller(across=agent is not None),
+    )
 
 
 def watched_namespace(own: str, namespace: str | None) -> str | None:
@@ -153,6 +164,8 @@ class Scope:
     source_framework: str | None
     agent: str | None
     session: str | None
+    caller: Caller = field(default_factory=Caller, compare=False, repr=False)
+    """Whom the connection acts as, where several owners hold one key."""
 
     def entry_write(
         self,
@@ -173,8 +186,8 @@ class Scope:
             stated.update(meta or {})
             # Refused here, naming the place, before validation and dumping would rewrite
             # what JSON cannot carry exactly (NaN to null, a set to a list).
-            check_json_value(value, "value")
-            check_json_value(stated, "meta")
+            check_storable(value, f"entry {key!r}: value")
+            check_storable(stated, f"entry {key!r}: meta")
             return EntryWrite(
                 key=key,
                 type=type,  # type: ignore[arg-type]
@@ -184,6 +197,8 @@ class Scope:
                     {k: v for k, v in stated.items() if v is not None}
                 ),
             )
+        except UnstorableValue:
+            raise  # already names the place, and says nothing was sent
         except (ValidationError, InvalidKey, InvalidNamespace, ValueError, TypeError) as exc:
             raise _refuse(f"invalid entry {key!r}: {exc}") from None
 

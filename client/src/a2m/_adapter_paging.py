@@ -10,7 +10,7 @@ here, to each page, with :func:`a2m.filters.matches`."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from a2m_types import Record
@@ -18,6 +18,7 @@ from a2m_types.rest import Entry, EntryList
 
 from . import filters
 from ._adapter_core import Layout, list_params, listed_entries
+from ._adapter_owners import Caller, one_per_key
 from ._adapter_steps import Flow, call
 from ._adapter_where import split_where
 from .errors import InvalidParams
@@ -60,6 +61,10 @@ class Listing:
     recursive: bool
     tags: tuple[str, ...]
     local_where: dict[str, Any] | None
+    caller: Caller | None = None
+    """Whose record a key several owners hold lists as (``None``: every record)."""
+    seen: set[str] = field(default_factory=set, compare=False)
+    """Keys already listed, so a key whose owners' records fall on two pages lists once."""
 
     def entries(self, records: Sequence[Record], layout: Layout) -> list[Entry]:
         """The listed entries among ``records``, in order."""
@@ -78,14 +83,24 @@ def listing(
     namespace: str,
     recursive: bool,
     where: Mapping[str, Any] | None,
+    caller: Caller | None = None,
 ) -> Listing:
-    """The listing of ``namespace``'s entries (arguments already checked)."""
+    """The listing of ``namespace``'s entries (arguments already checked); with
+    ``caller``, on a server with owners, one entry per key: the caller's own record."""
     params = list_params(layout, type=type, namespace=namespace)
     del params["limit"]
     pushed, local = split_where(layout.operators, where)
     if pushed:
         params["where"] = {**params.get("where", {}), **pushed}
-    return Listing(params, namespace, recursive, tuple(tags or ()), local)
+    if "scopes" not in layout.capabilities:
+        caller = None  # without owners a key holds one record
+    return Listing(params, namespace, recursive, tuple(tags or ()), local, caller)
+
+
+def _own(plan: Listing, layout: Layout, records: Sequence[Record]) -> Flow[Sequence[Record]]:
+    if plan.caller is None:
+        return records
+    return (yield from one_per_key(plan.caller, records, layout.vectors(), plan.seen))
 
 
 @dataclass(frozen=True)
@@ -101,15 +116,21 @@ class Page:
 def page(plan: Listing, layout: Layout, cursor: str, size: int) -> Flow[Page]:
     """The records after ``cursor`` (``""``: from the oldest), ``size`` at most, as one
     page; without server cursors, the whole capped window at once."""
+    if not layout.cursor and not layout.recall_declared:
+        # No cursor, and no declared cap: one timeline without a limit carries them all.
+        records = (yield call("timeline", **plan.params)).records
+        return Page(plan.entries((yield from _own(plan, layout, records)), layout), None, False)
     if not layout.cursor:
         limit = layout.max_recall_limit
         records = (yield call("timeline", **plan.params, limit=limit)).records
-        return Page(plan.entries(records, layout), None, len(records) >= limit)
+        full = len(records) >= limit
+        return Page(plan.entries((yield from _own(plan, layout, records)), layout), None, full)
     result = yield call("timeline", **plan.params, limit=size, cursor=cursor)
+    records = yield from _own(plan, layout, result.records)
     following = result.next_cursor
     if following is not None and following == cursor:  # a server that stands still
-        return Page(plan.entries(result.records, layout), None, True)
-    return Page(plan.entries(result.records, layout), following, False)
+        return Page(plan.entries(records, layout), None, True)
+    return Page(plan.entries(records, layout), following, False)
 
 
 def complete(plan: Listing, layout: Layout) -> Flow[Page]:

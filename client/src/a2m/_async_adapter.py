@@ -34,6 +34,7 @@ from ._adapter_core import (
     watched_namespace,
     with_vectors,
 )
+from ._adapter_owners import best_per_key
 from ._adapter_paging import DEFAULT_PAGE_SIZE, AsyncEntryIterator, check_page_size
 from ._adapter_steps import drive_async
 from ._adapter_where import checked_where
@@ -171,7 +172,9 @@ class AsyncA2MAdapter:
             namespace=namespace,
             where_given=where,
         )
-        hits = scored_entries((await self.client.recall(**plan.params)).records, layout, plan)
+        recalled = (await self.client.recall(**plan.params)).records
+        own = best_per_key(self.scope.caller, recalled, layout.vectors())
+        hits = scored_entries(await drive_async(own, self.client), layout, plan)
         if plan.vectors_later and hits:
             fetched = await self.client.timeline(**vectors_params(hits))
             hits = with_vectors(hits, fetched.records)
@@ -218,6 +221,7 @@ class AsyncA2MAdapter:
             namespace=where_ns,
             recursive=recursive,
             where=where,
+            caller=self.scope.caller,
         )
         if cursor is not None:
             return await drive_async(paging.page_at(plan, layout, cursor, limit), self.client)
@@ -244,7 +248,13 @@ class AsyncA2MAdapter:
         async def entries(iterator: AsyncEntryIterator) -> AsyncIterator[Entry]:
             layout = await self._known()
             plan = paging.listing(
-                layout, type=type, tags=tags, namespace=where_ns, recursive=recursive, where=where
+                layout,
+                type=type,
+                tags=tags,
+                namespace=where_ns,
+                recursive=recursive,
+                where=where,
+                caller=self.scope.caller,
             )
             size = min(page_size, layout.max_recall_limit)
             position: str | None = ""

@@ -51,6 +51,7 @@ from ._adapter_core import (
     watched_namespace,
     with_vectors,
 )
+from ._adapter_owners import best_per_key
 from ._adapter_paging import (
     DEFAULT_PAGE_SIZE,
     MAX_CALLS_PER_PAGE,
@@ -59,6 +60,7 @@ from ._adapter_paging import (
     check_page_size,
 )
 from ._adapter_steps import drive
+from ._adapter_values import UnstorableValue, check_storable
 from ._adapter_where import checked_where
 from ._async_adapter import AsyncA2MAdapter
 from ._client import A2MClient
@@ -77,6 +79,8 @@ __all__ = [
     "EntryList",
     "EntryWrite",
     "ScoredEntry",
+    "UnstorableValue",
+    "check_storable",
 ]
 
 
@@ -236,7 +240,9 @@ class A2MAdapter:
             namespace=namespace,
             where_given=where,
         )
-        hits = scored_entries(self.client.recall(**plan.params).records, layout, plan)
+        recalled = self.client.recall(**plan.params).records
+        own = best_per_key(self.scope.caller, recalled, layout.vectors())
+        hits = scored_entries(drive(own, self.client), layout, plan)
         if plan.vectors_later and hits:
             hits = with_vectors(hits, self.client.timeline(**vectors_params(hits)).records)
         return hits
@@ -297,6 +303,7 @@ class A2MAdapter:
             namespace=where_ns,
             recursive=recursive,
             where=where,
+            caller=self.scope.caller,
         )
         if cursor is not None:
             return drive(paging.page_at(plan, layout, cursor, limit), self.client)
@@ -327,7 +334,13 @@ class A2MAdapter:
         def entries(iterator: EntryIterator) -> Iterator[Entry]:
             layout = self._known()
             plan = paging.listing(
-                layout, type=type, tags=tags, namespace=where_ns, recursive=recursive, where=where
+                layout,
+                type=type,
+                tags=tags,
+                namespace=where_ns,
+                recursive=recursive,
+                where=where,
+                caller=self.scope.caller,
             )
             size = min(page_size, layout.max_recall_limit)
             position: str | None = ""

@@ -18,7 +18,7 @@ from typing import Any
 from a2m_types import DescribeResult, Record
 
 from ._async_client import AsyncA2MClient
-from .errors import A2MError
+from .errors import A2MError, IncompleteListing
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -162,9 +162,10 @@ class ClientSource:
             await opened.aclose()
 
 
-class IncompleteListingWarning(UserWarning):
+class IncompleteListingWarning(IncompleteListing):
     """A listing longer than the server lets one call return, on a server that cannot page
-    through it: the records returned are the newest ones, not all of them."""
+    through it: the records returned are the newest ones, not all of them. An
+    :class:`a2m.IncompleteListing`, as every adapter's such warning is."""
 
 
 async def every_record(

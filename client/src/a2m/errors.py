@@ -39,6 +39,9 @@ the server would have used: ``CapabilityNotSupported`` for a method or parameter
 undeclared capability, ``InvalidParams`` for arguments that cannot be valid, and
 ``ProtocolNotSupported`` for a server speaking an incompatible version. Every error carries
 the ``method``, the ``code`` where there is one, the server's ``message`` and ``data``.
+
+Apart from the tree, one warning: ``IncompleteListing`` (a ``UserWarning``), which an
+adapter listing that may be missing records issues rather than answer silently short.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ __all__ = [
     "BadRequestError",
     "CapabilityNotSupported",
     "EmbeddingMismatch",
+    "IncompleteListing",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
@@ -430,3 +434,9 @@ class ResponseValidationError(A2MError):
     not a JSON-RPC response, or a ``result`` of the wrong shape."""
 
     hint = "The server is not speaking A2M 0.1 correctly; report it to its maintainers."
+
+
+class IncompleteListing(UserWarning):
+    """A listing that may be missing records: the server pages by no cursor, and one call
+    reached its ``max_recall_limit``. Every adapter listing that cannot be complete warns
+    with this (or a subclass), or raises where the framework promises an exact answer."""

@@ -5,6 +5,7 @@ order from the store."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +21,7 @@ from autogen_core.memory import MemoryContent
 from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage, UserMessage
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
-from a2m import AsyncA2MClient
+from a2m import AsyncA2MClient, IncompleteListing
 from a2m_autogen import PROVENANCE_KEY, A2MChatCompletionContext, A2MMemory
 from a2m_autogen.agentchat import A2MTranscript
 from a2m_server import A2MServer
@@ -267,8 +268,13 @@ async def test_a_transcript_longer_than_one_page_comes_back_whole_where_the_serv
         await context.add_message(message.to_model_message())
     await A2MTranscript(client, session="long").record(said)
 
-    restored = await A2MChatCompletionContext(client, session="long").get_messages()
-    replayed = await A2MTranscript(client, session="long").messages()
+    # without a cursor, the newest page only, and a warning that it may be short
+    capped = contextlib.nullcontext() if cursor else pytest.warns(IncompleteListing)
+    with capped:
+        restored = await A2MChatCompletionContext(client, session="long").get_messages()
+    capped = contextlib.nullcontext() if cursor else pytest.warns(IncompleteListing)
+    with capped:
+        replayed = await A2MTranscript(client, session="long").messages()
     if cursor:  # complete, in order
         assert [m.content for m in restored] == [f"m{i}" for i in range(20)]
         assert [m.to_text() for m in replayed] == [f"m{i}" for i in range(20)]

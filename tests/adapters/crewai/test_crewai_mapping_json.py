@@ -1,6 +1,6 @@
-"""The mapping refuses metadata JSON cannot hold exactly as ``json.dumps(allow_nan=False)``
-does, before anything is sent: plain metadata is judged without a dump, anything else by
-the standard library's encoder."""
+"""The mapping refuses metadata JSON cannot hold exactly, before anything is sent: what
+``json.dumps(allow_nan=False)`` refuses, and what it would change on the way back (a tuple
+read back as a list, a key that is not text read back as text)."""
 
 from __future__ import annotations
 
@@ -51,17 +51,17 @@ CASES: list[Any] = [
 
 def _refused_by_json(metadata: Any) -> bool:
     try:
-        json.dumps(metadata, allow_nan=False)
+        text = json.dumps(metadata, allow_nan=False)
     except (TypeError, ValueError):
         return True
-    return False
+    return bool(json.loads(text) != metadata)
 
 
 @pytest.mark.parametrize("metadata", CASES)
 def test_metadata_is_refused_exactly_where_json_refuses_it(metadata: Any) -> None:
     record = MemoryRecord(content="x", metadata=metadata)
     if _refused_by_json(metadata):
-        with pytest.raises(ValueError, match="must be plain JSON"):
+        with pytest.raises(ValueError, match="A2M stores JSON exactly"):
             record_input(record, LAYOUT)
     else:
         assert record_input(record, LAYOUT)["content"] == "x"

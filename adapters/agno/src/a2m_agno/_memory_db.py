@@ -97,8 +97,11 @@ class A2MDb(InMemoryDb):
     ``get_user_memories(search_content=…)`` also returns records other frameworks wrote,
     anywhere in the store, that the server's recall finds for the text and that contain
     it, with their provenance in the row (``deserialize=False``); ``include_foreign=False``
-    turns that off. Records carry no A2M owner: Agno's memory ids are one space for
-    every agent, and an owner would give each agent its own copy of an id. The client
+    turns that off. No owner is set here, so on a local connection Agno's memory ids are
+    one space for every agent. Over an authenticated connection the server makes the
+    principal the owner of what it writes (spec §6): two principals upserting one
+    ``memory_id`` each hold their own copy, each reads its own, and a listing holds
+    each id once (the caller's, else the one it may read). The client
     is the caller's and is never closed here; nothing touches the network until a method
     is called."""
 

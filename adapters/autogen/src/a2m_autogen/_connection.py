@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -13,7 +14,7 @@ from typing import Any, Literal, TypeVar
 from autogen_core import CancellationToken
 from pydantic import BaseModel, Field, SecretStr
 
-from a2m import AsyncA2MClient, DescribeResult, Record
+from a2m import AsyncA2MClient, DescribeResult, IncompleteListing, Record
 
 __all__ = ["ConnectionConfig", "Link", "StoreLayout", "cancellable", "every_record"]
 
@@ -77,6 +78,9 @@ class StoreLayout:
     tier_for_kind: dict[str, str]
     max_records_per_call: int
     max_recall_limit: int
+    recall_declared: bool = True
+    """Whether the server declares ``max_recall_limit`` (else a timeline without ``limit``
+    carries every record it selects, spec §4.4)."""
 
     @classmethod
     def of(cls, description: DescribeResult) -> StoreLayout:
@@ -86,8 +90,10 @@ class StoreLayout:
                 tiers.setdefault(tier.kind, tier.name)
         limits = description.limits
         per_call = (limits.max_records_per_call if limits else None) or 100
+        declared = (limits.max_recall_limit if limits else None) is not None
         recall = (limits.max_recall_limit if limits else None) or 1000
-        return cls(frozenset(description.capabilities) | {"core"}, tiers, per_call, recall)
+        capabilities = frozenset(description.capabilities) | {"core"}
+        return cls(capabilities, tiers, per_call, recall, declared)
 
     @property
     def keys(self) -> bool:
@@ -163,12 +169,25 @@ class Link:
 async def every_record(
     client: AsyncA2MClient, layout: StoreLayout, selector: dict[str, Any]
 ) -> list[Record]:
-    """Every record ``selector`` picks, oldest first: all of them, a page of
-    ``max_recall_limit`` per ``memory/timeline``, where the server pages by keyset cursor;
-    else the newest ``max_recall_limit`` (one call: A2M 0.1's timeline has no offset)."""
+    """Every record ``selector`` picks, oldest first: a page of ``max_recall_limit`` per
+    ``memory/timeline`` where the server pages by keyset cursor; one timeline without a
+    limit where it declares no ``max_recall_limit`` (spec §4.4: then it carries them all);
+    else the newest ``max_recall_limit`` in one call, with an
+    :class:`~a2m.IncompleteListing` warning when that cap is reached."""
     limit = layout.max_recall_limit
     if not await client.pages_by_cursor():
-        return (await client.timeline(limit=limit, **selector)).records
+        if not layout.recall_declared:
+            return (await client.timeline(**selector)).records
+        found = (await client.timeline(limit=limit, **selector)).records
+        if len(found) >= limit:
+            warnings.warn(
+                f"the listing may hold more than the {len(found)} records returned: the "
+                f"server returns at most {limit} (max_recall_limit) and pages by no "
+                "timeline cursor",
+                IncompleteListing,
+                stacklevel=2,
+            )
+        return found
     records: list[Record] = []
     cursor: str | None = ""
     while cursor is not None:

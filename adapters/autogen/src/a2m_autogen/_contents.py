@@ -14,6 +14,7 @@ from autogen_core.memory import MemoryContent, MemoryMimeType
 from pydantic import ValidationError
 
 from a2m import Record, RecordInput
+from a2m.adapter import check_storable
 from a2m_types.rest import EntryMetaWrite, EntryWrite, entry_to_record_input, record_key
 
 from ._connection import StoreLayout
@@ -36,6 +37,8 @@ SOURCE_FRAMEWORK = "autogen"
 TEXT_MIME = MemoryMimeType.TEXT.value
 """What transcripts say their records are: the text is the content, the message the value."""
 
+SCORE_KEY = "score"
+"""The metadata key a query result carries its score under, as AutoGen's memories do."""
 PROVENANCE_KEY = "a2m"
 """The metadata key under which a query result carries the record's id, score and
 provenance. It is never stored: adding a result back writes a new record."""
@@ -126,9 +129,14 @@ def content_record(
     Text and markdown are the record's content; JSON (a dict, or a JSON string) is kept as
     structure in ``metadata.value`` with its compact text as content; an image or binary
     content becomes an external record pointing at its URI (``metadata["uri"]``, or a
-    string content that is one). Raises :class:`ContentNotStorable` before any I/O."""
+    string content that is one). Raises :class:`ContentNotStorable`, or
+    :class:`~a2m.adapter.UnstorableValue` for a value JSON cannot carry exactly (NaN, a
+    set, bytes, a tuple, a lone surrogate, nesting past 64 levels), before any I/O."""
     mime = mime_of(content)
     metadata = _own_metadata(content, mime)
+    check_storable(metadata, "metadata")
+    if isinstance(content.content, (str, dict)):
+        check_storable(content.content, "content")
     opaque = isinstance(content.content, (bytes, Image)) or _is_opaque(mime)
     uri = _uri(content) if opaque else None
     if opaque and uri is None:
@@ -198,9 +206,11 @@ def _mime_type(value: str) -> MemoryMimeType | str:
 
 
 def record_content(record: Record) -> MemoryContent:
-    """A recalled record as a ``MemoryContent``: its own metadata as it was stored, and
-    under ``metadata["a2m"]`` its id, score, key, namespace and provenance. Records
-    written by any framework or client read this way."""
+    """A recalled record as a ``MemoryContent``: its own metadata as it was stored, its
+    score at ``metadata["score"]`` (as AutoGen's ChromaDB and Redis memories give it; a
+    stored metadata key of that name is replaced), and under ``metadata["a2m"]`` its id,
+    score, key, namespace and provenance. Records written by any framework or client
+    read this way."""
     metadata = dict(record.metadata or {})
     stored_mime = metadata.pop("mime_type", None)
     has_value = "value" in metadata
@@ -233,6 +243,9 @@ def record_content(record: Record) -> MemoryContent:
         "source_agent": metadata.get("source_agent"),
     }
     metadata[PROVENANCE_KEY] = {k: v for k, v in provenance.items() if v is not None}
+    if record.score is not None:
+        # Where AutoGen's own vector memories (ChromaDB, Redis) put a result's score.
+        metadata[SCORE_KEY] = record.score
     return MemoryContent(content=body, mime_type=_mime_type(str(mime)), metadata=metadata)
 
 

@@ -22,6 +22,7 @@ from pydantic import Field, SecretStr, TypeAdapter, ValidationError
 from typing_extensions import Self
 
 from a2m import AsyncA2MClient, Record, RecordInput
+from a2m.adapter import check_storable
 from a2m_types.rest import validate_key, validate_namespace
 
 from ._connection import ConnectionConfig, Link, StoreLayout, every_record
@@ -83,7 +84,9 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
 
     The store is read once, on the first call: the whole transcript, one
     ``memory/timeline`` per ``max_recall_limit`` messages where the server pages by cursor
-    (else the newest ``max_recall_limit``); after that ``get_messages`` is local and
+    (one without a limit where it declares no ``max_recall_limit``; else the newest
+    ``max_recall_limit``, warning with ``a2m.IncompleteListing`` when that cap is
+    reached); after that ``get_messages`` is local and
     ``add_message`` is one ``memory/remember``. System messages added while running (a
     memory's recalled context, for one) are derived from the store and stay local; the
     initial messages are stored. ``clear`` (an agent's reset) deletes the session's
@@ -166,6 +169,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
             fields["tier"] = tier
         if "sessions" in layout.capabilities:
             fields["session"] = config.session
+        check_storable(fields, "message")
         return RecordInput.model_validate(fields)
 
     async def _write(self, messages: Sequence[LLMMessage]) -> None:

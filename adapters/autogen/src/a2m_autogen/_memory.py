@@ -44,7 +44,9 @@ class A2MMemoryConfig(ConnectionConfig):
     k: int = Field(default=5, ge=1, le=1000)
     """How many memories a query returns at most."""
     score_threshold: float | None = None
-    """Leave out memories the server scores below this (scores rank within one call)."""
+    """Leave out memories the server scores below this (scores rank within one call).
+    Unset, ``query`` returns every match, and ``update_context`` still leaves out what
+    scores 0 or less: a memory that matched nothing never reaches the model."""
     query_namespace: str | None = None
     """Recall only from this namespace (and those beneath it); ``None`` reads the store."""
     key_prefix: str | None = None
@@ -280,7 +282,8 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         tests record fields and metadata (§5.2 equality, and the ``a2m.filters``
         operators: run by the server where it declares them, else here on one recall's
         worth of candidates). An empty query returns the most recent. Each result's
-        ``metadata["a2m"]`` holds its score, record id and provenance. One
+        ``metadata["score"]`` is its score (as in AutoGen's ChromaDB and Redis memories),
+        and ``metadata["a2m"]`` holds the score, record id and provenance. One
         ``memory/recall``."""
         if kwargs:
             raise TypeError(f"unexpected query argument(s): {', '.join(sorted(kwargs))}")
@@ -292,7 +295,8 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         """Recall on the latest user message (the newest memories when there is none) and
         add one ``SystemMessage`` with what was found, rendered by the server where it
         declares ``prompt`` (else numbered, best first); nothing is added when nothing is
-        found. One ``memory/recall``."""
+        found. Only memories scoring at least ``score_threshold`` reach the model (unset:
+        above 0, so a memory that matched nothing never does). One ``memory/recall``."""
         messages = await model_context.get_messages()
         text = _latest_user_text(messages)
         plan = await self._plan(None, None, None, None, None)
@@ -301,6 +305,9 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         if self._config.use_server_prompt and "prompt" in layout.capabilities:
             prompt = PromptOptions(style="facts", budget=self._config.prompt_budget)
         records, rendered = await self._recall(text, plan, prompt, None)
+        relevant = [r for r in records if not _below(r, self._config.score_threshold)]
+        if len(relevant) < len(records):
+            records, rendered = relevant, None  # the server's rendering held what went
         if not records:
             return UpdateContextResult(memories=MemoryQueryResult(results=[]))
         contents = [record_content(r) for r in records]
@@ -337,6 +344,13 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
     def _from_config(cls, config: A2MMemoryConfig) -> Self:
         fields = config.model_dump(exclude={"token"})
         return cls(token=config.token, **fields)
+
+
+def _below(record: Record, threshold: float | None) -> bool:
+    """Whether ``record`` scores under what reaches the model context."""
+    if record.score is None:
+        return False
+    return record.score < threshold if threshold is not None else record.score <= 0.0
 
 
 def _latest_user_text(messages: Sequence[Any]) -> str:

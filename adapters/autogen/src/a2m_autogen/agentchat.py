@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from a2m import AsyncA2MClient, RecordInput
+from a2m.adapter import check_storable
 from a2m_types.rest import record_key, validate_key, validate_namespace
 
 from ._compat import SUPPORTED_AGENTCHAT, require
@@ -111,6 +112,7 @@ class A2MTranscript:
             fields["tier"] = tier
         if "sessions" in layout.capabilities:
             fields["session"] = self.session
+        check_storable(fields, "message")
         return RecordInput.model_validate(fields)
 
     async def record(self, run: TaskResult | Iterable[BaseAgentEvent | BaseChatMessage]) -> int:

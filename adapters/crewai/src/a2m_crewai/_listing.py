@@ -4,9 +4,11 @@
 Against a server declaring keyset paging (describe ``timeline.cursor``) a listing pages
 by cursor, ``max_recall_limit`` records a call: complete, oldest first, and stable while
 others write (a record present for the whole listing comes exactly once; one written
-meanwhile comes after every older one). Against any other server one ``memory/timeline``
-carries the newest ``max_recall_limit`` records, and reaching that cap warns with
-:class:`ListingCapped`, so a listing is never silently short."""
+meanwhile comes after every older one). Against a server declaring no ``max_recall_limit``
+one ``memory/timeline`` without a limit carries them all (spec §4.4). Against any other
+server one ``memory/timeline`` carries the newest ``max_recall_limit`` records, and
+reaching that cap warns with :class:`ListingCapped` (an :class:`a2m.IncompleteListing`),
+so a listing is never silently short."""
 
 from __future__ import annotations
 
@@ -14,14 +16,14 @@ import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
-from a2m import A2MClient, AsyncA2MClient, Record, TimelineResult
+from a2m import A2MClient, AsyncA2MClient, IncompleteListing, Record, TimelineResult
 
 from ._mapping import Layout
 
 __all__ = ["ListingCapped", "arecords", "records"]
 
 
-class ListingCapped(RuntimeWarning):
+class ListingCapped(IncompleteListing):
     """A listing reached the server's ``max_recall_limit`` and may be missing older
     records: the server offers no way to page past it (no ``timeline.cursor``), or it
     answered one cursor twice."""
@@ -55,6 +57,9 @@ def records(client: A2MClient, layout: Layout, params: Mapping[str, Any]) -> Ite
     """Every record ``memory/timeline(**params)`` selects, oldest first: ``⌈n/L⌉`` calls
     by cursor (``L`` = ``max_recall_limit``), else one, capped."""
     limit = layout.max_recall_limit
+    if not layout.cursor and not layout.recall_declared:
+        yield from client.timeline(**params).records  # no declared cap: all of them
+        return
     if not layout.cursor:
         found = client.timeline(**params, limit=limit).records
         if len(found) >= limit:
@@ -74,6 +79,10 @@ async def arecords(
 ) -> AsyncIterator[Record]:
     """:func:`records` on the async client."""
     limit = layout.max_recall_limit
+    if not layout.cursor and not layout.recall_declared:
+        for record in (await client.timeline(**params)).records:  # no declared cap: all
+            yield record
+        return
     if not layout.cursor:
         found = (await client.timeline(**params, limit=limit)).records
         if len(found) >= limit:

@@ -13,7 +13,6 @@ the whole of it is also kept under ``metadata.crewai.metadata``, which is what r
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,13 +24,15 @@ from urllib.parse import quote, unquote
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from a2m import Record, filters
-from a2m_types.plain_json import is_plain_json
+from a2m.adapter import check_storable
 
 __all__ = [
     "FRAMEWORK",
+    "ID_KEY",
     "RESERVED_KEYS",
     "Layout",
     "child_scopes",
+    "crewai_id",
     "is_own",
     "key_for",
     "key_prefix_for",
@@ -46,9 +47,13 @@ __all__ = [
 FRAMEWORK = "crewai"
 """``metadata.source_framework`` of every record this adapter writes."""
 _BLOCK = "crewai"
+ID_KEY = "crewai_id"
+"""Top-level ``metadata`` key holding the CrewAI id of a record whose A2M id differs from
+it: an update that moves a record to another scope writes the new state under a new A2M
+id before it removes the old record, so the record is never missing."""
 RESERVED_KEYS = frozenset(
     # the adapter's own, then the names the REST mapping gives a meaning to
-    {"crewai", "source_framework", "source_agent", "tags", "namespace", "value", "type"}
+    {"crewai", ID_KEY, "source_framework", "source_agent", "tags", "namespace", "value", "type"}
 )
 """Top-level ``metadata`` keys the mapping owns."""
 # Names a where key means before it means a metadata key: the record fields (spec §5.2),
@@ -69,6 +74,9 @@ class Layout:
     """Whether ``memory/timeline`` pages by keyset cursor (describe ``timeline.cursor``)."""
     operators: frozenset[str] = frozenset()
     """The ``where`` operators the server declares (describe ``where.operators``)."""
+    recall_declared: bool = True
+    """Whether the server declares ``max_recall_limit`` (else a timeline without ``limit``
+    carries every record it selects, spec §4.4)."""
 
 
 # --- scopes and keys -------------------------------------------------------------------
@@ -160,21 +168,6 @@ def _naive_utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
-# What json.dumps(value, allow_nan=False) uses, made once rather than on every call.
-_STRICT_JSON = json.JSONEncoder(allow_nan=False)
-
-
-def _json_safe(name: str, value: Any) -> None:
-    # Plain metadata needs no dump to prove it; anything else (a tuple, a subclass, a
-    # key that is not a string) is decided by the standard library's strict encoder.
-    if is_plain_json(value):
-        return
-    try:
-        _STRICT_JSON.encode(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be plain JSON: {exc}") from None
-
-
 def record_input(
     record: MemoryRecord,
     layout: Layout,
@@ -183,10 +176,15 @@ def record_input(
     session: str | None = None,
     with_id: bool = True,
 ) -> dict[str, Any]:
-    """The ``memory/remember`` record of ``record``; raises ``ValueError`` before anything
-    is sent when it cannot be stored exactly."""
+    """The ``memory/remember`` record of ``record``; raises
+    :class:`~a2m.adapter.UnstorableValue` (a ``ValueError``) before anything is sent when
+    it cannot be stored exactly. Without ``with_id`` the server gives the
+    record its A2M id, and ``record.id`` travels in ``metadata.crewai_id``."""
     user = dict(record.metadata)
-    _json_safe(f"metadata of record {record.id!r}", user)
+    check_storable(user, f"metadata of record {record.id!r}")
+    check_storable(record.content, f"content of record {record.id!r}")
+    if record.source is not None:
+        check_storable(record.source, f"source of record {record.id!r}")
     created = _stamp(record.created_at)
     block: dict[str, Any] = {
         "scope": record.scope,
@@ -216,6 +214,8 @@ def record_input(
     if agent is not None:
         metadata["source_agent"] = agent
     metadata[_BLOCK] = block
+    if not with_id:
+        metadata[ID_KEY] = record.id
     out: dict[str, Any] = {
         "key": key_for(record.scope, record.id),
         "content": record.content,
@@ -245,6 +245,13 @@ def is_own(record: Record) -> bool:
     """Whether ``record`` was written by this adapter (and so may be changed by it)."""
     metadata = record.metadata or {}
     return metadata.get("source_framework") == FRAMEWORK and isinstance(metadata.get(_BLOCK), dict)
+
+
+def crewai_id(record: Record) -> str:
+    """The CrewAI id of an A2M record: its A2M id, unless it was written under another one
+    (a record moved to another scope) and carries its own in ``metadata.crewai_id``."""
+    held = (record.metadata or {}).get(ID_KEY)
+    return held if isinstance(held, str) and held and is_own(record) else record.id
 
 
 def _importance(salience: float | None) -> float:
@@ -286,7 +293,7 @@ def to_memory_record(record: Record) -> MemoryRecord:
             embedding = []
         source = block.get("source")
         return MemoryRecord(
-            id=record.id,
+            id=crewai_id(record),
             content=record.content,
             scope=str(block.get("scope", _scope_of_key(record.key))),
             categories=_categories(metadata.get("tags")),

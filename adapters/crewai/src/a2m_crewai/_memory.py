@@ -59,6 +59,27 @@ class A2MMemory(Memory):
             self._carrying = _TextCarryingEmbedder(inner, storage.query_texts)
         return self._carrying
 
+    def _reachable(self) -> None:
+        # CrewAI runs a save or recall through flows that catch a storage error, log it
+        # with its traceback and go on (a search failure is "no similar record"); against
+        # a server that is down that is pages of tracebacks before one error surfaces.
+        # Asking the server first (its describe, one call, then cached) makes the
+        # unreachable server one A2MConnectError, raised before CrewAI starts.
+        storage = self._storage
+        if isinstance(storage, A2MStorage):
+            storage.check_reachable()
+
+    def remember(self, content: str, *args: Any, **kwargs: Any) -> Any:
+        """``Memory.remember``, after checking the server answers (raising its
+        :class:`~a2m.A2MConnectError` at once, before CrewAI logs failures of its own)."""
+        self._reachable()
+        return super().remember(content, *args, **kwargs)
+
+    def remember_many(self, contents: list[str], *args: Any, **kwargs: Any) -> Any:
+        """``Memory.remember_many``, after checking the server answers."""
+        self._reachable()
+        return super().remember_many(contents, *args, **kwargs)
+
     def recall(
         self,
         query: str,
@@ -76,6 +97,7 @@ class A2MMemory(Memory):
         the scope itself (a raw client's, with no key, sit at ``/``) would never be
         found; one shallow search over the whole scope joins it, and the best ``limit``
         of both are returned."""
+        self._reachable()
         token = current_recall().set(RecallContext(query, source, include_private))
         try:
             options: dict[str, Any] = {

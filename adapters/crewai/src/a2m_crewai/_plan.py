@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from threading import Lock
 from typing import Any
@@ -18,6 +18,7 @@ from a2m import DescribeResult, EmbeddingMismatch, Record
 
 from ._mapping import (
     FRAMEWORK,
+    ID_KEY,
     Layout,
     key_prefix_for,
     matches,
@@ -37,6 +38,7 @@ __all__ = [
     "layout_of",
     "listed",
     "listing_params",
+    "lookup_params",
     "newest_first",
     "search_plan",
     "searched",
@@ -61,7 +63,8 @@ def layout_of(description: DescribeResult) -> Layout:
     per_call = limits.max_records_per_call if limits and limits.max_records_per_call else 1000
     cursor = description.timeline is not None and bool(description.timeline.cursor)
     operators = frozenset(description.where.operators) if description.where is not None else None
-    return Layout(capabilities, tier, recall, per_call, cursor, operators or frozenset())
+    declared = bool(limits and limits.max_recall_limit)
+    return Layout(capabilities, tier, recall, per_call, cursor, operators or frozenset(), declared)
 
 
 def dimension_error(error: EmbeddingMismatch) -> EmbeddingDimensionMismatchError:
@@ -224,6 +227,19 @@ def listing_params(
     return params
 
 
+def lookup_params(
+    layout: Layout, record_id: str, *, moved: bool, vectors: bool = False
+) -> dict[str, Any]:
+    """``memory/timeline`` params finding the record with CrewAI id ``record_id``: by A2M
+    id, or (``moved``) by ``metadata.crewai_id``, the newest such record of this adapter."""
+    where: dict[str, Any] = {**OWN, ID_KEY: record_id} if moved else {"id": record_id}
+    # moved: one record per principal holding a copy, and one left by an interrupted move
+    params: dict[str, Any] = {"where": where, "limit": 10 if moved else 1}
+    if vectors and "embeddings" in layout.capabilities:
+        params["embeddings"] = True
+    return params
+
+
 def listed(records: Iterable[Record], scope_prefix: str | None) -> list[MemoryRecord]:
     """A listing's records as CrewAI's, checked against the scope by segment."""
     memories = [to_memory_record(record) for record in records]
@@ -249,6 +265,9 @@ class DeletePlan:
     record_ids: frozenset[str] | None
     older_than: datetime | None
     metadata_filter: dict[str, Any]
+    moved: dict[str, Any] | None = None
+    """A second ``memory/forget`` after ``forget`` by ids: the records of those ids that
+    an update moved to another scope, which carry their id in ``metadata.crewai_id``."""
 
     def chosen(self, records: Sequence[MemoryRecord]) -> list[str]:
         """Ids of the listed records the delete removes."""
@@ -300,9 +319,12 @@ def delete_plan(
     prefix = key_prefix_for(scope_prefix)
     if prefix is not None:
         forget["key_prefix"] = prefix
+    moved = None
     if ids is not None:
         forget["ids"] = sorted(ids)
-    return DeletePlan(forget, None, *_rest(plan))
+        moved = {k: v for k, v in forget.items() if k != "ids"}
+        moved["where"] = {**OWN, ID_KEY: sorted(ids)}
+    return replace(plan, forget=forget, moved=moved)
 
 
 def _rest(plan: DeletePlan) -> tuple[Any, ...]:

@@ -9,10 +9,19 @@ from typing import Any
 
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
-from a2m import A2MClient, AsyncA2MClient, EmbeddingMismatch
+from a2m import A2MClient, A2MConnectionError, AsyncA2MClient, EmbeddingMismatch, Record
+from a2m._adapter_owners import Caller, best_per_key, choose
+from a2m._adapter_steps import drive, drive_async
 
 from ._listing import arecords, records
-from ._mapping import Layout, child_scopes, is_own, record_input, scope_info, to_memory_record
+from ._mapping import (
+    Layout,
+    child_scopes,
+    is_own,
+    record_input,
+    scope_info,
+    to_memory_record,
+)
 from ._plan import (
     QueryTexts,
     delete_plan,
@@ -20,6 +29,7 @@ from ._plan import (
     layout_of,
     listed,
     listing_params,
+    lookup_params,
     newest_first,
     search_plan,
     searched,
@@ -68,6 +78,8 @@ class A2MStorage:
         """The text of recent query embeddings (filled by :class:`~a2m_crewai.A2MMemory`),
         sent beside the vector so the server ranks lexically too."""
         self._layout: Layout | None = None
+        self._caller = Caller()
+        """Whom the connection acts as, where several principals hold one record's key."""
 
     @property
     def client(self) -> A2MClient:
@@ -75,6 +87,15 @@ class A2MStorage:
         return self._client
 
     # --- plumbing ----------------------------------------------------------------------
+
+    def check_reachable(self) -> None:
+        """Raise the client's error (:class:`~a2m.A2MConnectError` for a server that is
+        down) unless the server has answered: one ``memory/describe`` the first time,
+        none after. The error is raised on its own, without the socket's chained one."""
+        try:
+            self._known()
+        except A2MConnectionError as exc:
+            raise type(exc)(exc.message, method=exc.method) from None
 
     def _known(self) -> Layout:
         if self._layout is None:
@@ -103,7 +124,17 @@ class A2MStorage:
     ) -> list[MemoryRecord]:
         layout = self._known()
         params = listing_params(layout, scope_prefix, own=own, vectors=vectors)
-        return listed(records(self._client, layout, params), scope_prefix)
+        return listed(self._own(list(records(self._client, layout, params))), scope_prefix)
+
+    def _vectors(self) -> dict[str, Any]:
+        return {"embeddings": True} if "embeddings" in self._known().capabilities else {}
+
+    def _own(self, found: list[Record]) -> list[Record]:
+        # Several principals may each hold a record's key (spec §3.6): keep the caller's.
+        if "scopes" not in self._known().capabilities:
+            return found
+        chosen = drive(choose(self._caller, found, self._vectors()), self._client)
+        return [r for r in found if r.key is None or chosen[r.key].id == r.id]
 
     # --- StorageBackend: writes ----------------------------------------------------------
 
@@ -123,33 +154,49 @@ class A2MStorage:
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
-    def update(self, record: MemoryRecord) -> None:
-        """Replace the record with ``record.id``: one ``memory/timeline`` to find it, then
-        one ``memory/remember`` at its key (the id survives), or a ``memory/forget`` and a
-        ``memory/remember`` when the scope moved it to another key. A record that is not
-        stored is saved. A record another framework wrote raises
-        :class:`ForeignRecordError` and is left unchanged."""
+    def _find(self, record_id: str, *, vectors: bool = False) -> Record | None:
+        # By A2M id; then by metadata.crewai_id, which a record an update moved to another
+        # scope carries (its A2M id is new), as does another principal's copy of a record.
         layout = self._known()
-        found = self._client.timeline(where={"id": record.id}, limit=1).records
-        fresh = record_input(record, layout, agent=self.agent, session=self.session)
-        if not found:
+        found: list[Record] = []
+        for moved in (False, True):
+            if found and "scopes" not in layout.capabilities:
+                break
+            params = lookup_params(layout, record_id, moved=moved, vectors=vectors)
+            found += self._client.timeline(**params).records
+        if len(found) <= 1:
+            return found[0] if found else None
+        kept = self._own(found)
+        return kept[-1] if kept else None
+
+    def update(self, record: MemoryRecord) -> None:
+        """Replace the record with ``record.id``: one or two ``memory/timeline`` to find it
+        (by A2M id, then, for a record an earlier update moved, by ``metadata.crewai_id``),
+        then one ``memory/remember`` at its key (the A2M id survives). When the scope moves
+        it to another key, the new state is written first (a ``memory/remember`` under a
+        new A2M id, ``record.id`` kept in ``metadata.crewai_id``) and only then is the old
+        record removed (a ``memory/forget``): a refused write or a failure in between
+        leaves the old record in place, never neither. A record that is not stored is
+        saved. A record another framework wrote raises :class:`ForeignRecordError` and is
+        left unchanged."""
+        layout = self._known()
+        current = self._find(record.id)
+        if current is None:
             self.save([record])
             return
-        current = found[0]
         if not is_own(current):
             raise ForeignRecordError(
                 f"record {record.id!r} was written by another framework; a2m-crewai "
                 "changes only the records it wrote"
             )
+        # Without an id: an id already stored would make the write a no-op (spec §3.1).
+        fresh = record_input(record, layout, agent=self.agent, session=self.session, with_id=False)
         try:
-            if current.key == fresh["key"]:
-                fresh.pop("id")  # an id already stored would make the write a no-op
-                self._client.remember([fresh])
-            else:
-                self._client.forget(ids=[record.id])
-                self._client.remember([fresh])
+            self._client.remember([fresh])
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
+        if current.key != fresh["key"]:
+            self._client.forget(ids=[current.id])
 
     def delete(
         self,
@@ -162,7 +209,9 @@ class A2MStorage:
         """Delete this adapter's records matching every given criterion (scope by
         segment, any of ``categories``, ids, created before ``older_than``, metadata
         equal); none given deletes all of them. Returns how many went. Without
-        categories, metadata or age: one ``memory/forget``, the server selecting.
+        categories, metadata or age: one ``memory/forget``, the server selecting (two
+        with ``record_ids``: the second removes records an update moved to another
+        scope, which keep their id in ``metadata.crewai_id``).
 
         Deleting by categories, metadata or age lists this adapter's records in the scope
         (``⌈n/L⌉`` ``memory/timeline`` calls by cursor, ``L`` the server's
@@ -176,7 +225,10 @@ class A2MStorage:
         if plan is None:
             return 0
         if plan.forget is not None:
-            return self._client.forget(**plan.forget).forgotten
+            forgotten = self._client.forget(**plan.forget).forgotten
+            if plan.moved is not None:
+                forgotten += self._client.forget(**plan.moved).forgotten
+            return forgotten
         assert plan.listing is not None
         chosen = plan.chosen(listed(records(self._client, layout, plan.listing), scope_prefix))
         return sum(
@@ -224,17 +276,18 @@ class A2MStorage:
         if "embedding" not in plan.params and "query" not in plan.params:
             return []
         try:
-            return searched(plan, self._client.recall(**plan.params).records)
+            found = self._client.recall(**plan.params).records
+            own = best_per_key(self._caller, found, self._vectors())
+            return searched(plan, drive(own, self._client))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
     def get_record(self, record_id: str) -> MemoryRecord | None:
-        """The record with ``record_id``, or ``None``: one ``memory/timeline``."""
-        params: dict[str, Any] = {"where": {"id": record_id}, "limit": 1}
-        if "embeddings" in self._known().capabilities:
-            params["embeddings"] = True
-        found = self._client.timeline(**params).records
-        return to_memory_record(found[0]) if found else None
+        """The record with ``record_id``, or ``None``: one ``memory/timeline``, a second
+        when no A2M id is ``record_id`` (a record an update moved keeps its id in
+        ``metadata.crewai_id``)."""
+        found = self._find(record_id, vectors=True)
+        return to_memory_record(found) if found is not None else None
 
     def list_records(
         self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0
@@ -325,7 +378,9 @@ class A2MStorage:
         if "embedding" not in plan.params and "query" not in plan.params:
             return []
         try:
-            return searched(plan, (await client.recall(**plan.params)).records)
+            found = (await client.recall(**plan.params)).records
+            own = best_per_key(self._caller, found, self._vectors())
+            return searched(plan, await drive_async(own, client))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
@@ -350,7 +405,10 @@ class A2MStorage:
         if plan is None:
             return 0
         if plan.forget is not None:
-            return (await client.forget(**plan.forget)).forgotten
+            forgotten = (await client.forget(**plan.forget)).forgotten
+            if plan.moved is not None:
+                forgotten += (await client.forget(**plan.moved)).forgotten
+            return forgotten
         assert plan.listing is not None
         listing = [record async for record in arecords(client, layout, plan.listing)]
         chosen = plan.chosen(listed(listing, scope_prefix))

@@ -3,13 +3,14 @@ conversation per ``session_id``, each message an episodic record."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
-from a2m import A2MClient, AsyncA2MClient, Record
+from a2m import A2MClient, AsyncA2MClient, IncompleteListing, Record
 
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import BaseChatMessageHistory
@@ -31,6 +32,35 @@ from ._records import (
 __all__ = ["A2MChatMessageHistory"]
 
 
+def _checked(limit: int | None) -> int | None:
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be 0 or more, not {limit}")
+    return limit
+
+
+def _beyond_one_call(layout: Layout, limit: int | None) -> bool:
+    """Whether one timeline may not carry what is asked: all of a conversation, or more
+    messages than the server's declared ``max_recall_limit``."""
+    if not layout.recall_declared:
+        return False
+    return limit is None or limit > layout.max_recall_limit
+
+
+def _newest(records: list[Record], limit: int | None) -> list[Record]:
+    return records if limit is None else records[-limit:]
+
+
+def _warn_if_capped(layout: Layout, limit: int | None, got: int) -> None:
+    if _beyond_one_call(layout, limit) and got >= layout.max_recall_limit:
+        warnings.warn(
+            f"the conversation may hold more messages than the {got} returned: the server "
+            f"returns at most {layout.max_recall_limit} (max_recall_limit) and pages by no "
+            "timeline cursor",
+            IncompleteListing,
+            stacklevel=3,
+        )
+
+
 class A2MChatMessageHistory(BaseChatMessageHistory):
     """The messages of one conversation, kept as A2M episodic records.
 
@@ -44,10 +74,12 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     their results are kept or evicted together.
 
     Round trips: ``add_messages`` is one ``memory/remember`` (per ``max_records_per_call``
-    messages); ``messages`` is one ``memory/timeline`` and reaches back as far as the
-    server's ``max_recall_limit`` newest messages, unless the server pages by keyset cursor
-    (``timeline.cursor``), when it reads the whole conversation, one timeline per
-    ``max_recall_limit`` messages; ``clear`` is one ``memory/forget``;
+    messages); ``messages`` reads the whole conversation: one ``memory/timeline`` per
+    ``max_recall_limit`` messages where the server pages by keyset cursor
+    (``timeline.cursor``), one without a limit where it declares no ``max_recall_limit``,
+    else one carrying the newest ``max_recall_limit``, with an
+    :class:`~a2m.IncompleteListing` warning when that cap is reached; ``clear`` is one
+    ``memory/forget``;
     the first call of a client adds its one ``memory/describe``.
 
     ``client`` may be an :class:`~a2m.A2MClient` (sync methods) or an
@@ -97,9 +129,14 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
         return self.recent_messages()
 
     def recent_messages(self, limit: int | None = None) -> list[BaseMessage]:
-        """The ``limit`` most recent messages (``None``: all of them), oldest first."""
+        """The ``limit`` most recent messages (``None``: all of them), oldest first. When
+        the server can give neither (no timeline cursor, and its declared
+        ``max_recall_limit`` was reached) the newest it gives come with an
+        :class:`~a2m.IncompleteListing` warning, never silently short."""
         client, layout = self._sync("recent_messages")
-        if limit is None and client.pages_by_cursor():
+        if _checked(limit) == 0:
+            return []
+        if _beyond_one_call(layout, limit) and client.pages_by_cursor():
             records: list[Record] = []
             cursor: str | None = ""
             while cursor is not None:  # the whole conversation, a page at a time
@@ -108,7 +145,8 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
                 cursor = page.next_cursor
         else:
             records = client.timeline(**self._timeline(layout, limit)).records
-        return [record_message(record) for record in records]
+            _warn_if_capped(layout, limit, len(records))
+        return [record_message(record) for record in _newest(records, limit)]
 
     async def aget_messages(self) -> list[BaseMessage]:
         """The conversation, oldest first, on the async client."""
@@ -117,7 +155,9 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     async def arecent_messages(self, limit: int | None = None) -> list[BaseMessage]:
         """The async twin of :meth:`recent_messages`."""
         client, layout = await self._async("arecent_messages")
-        if limit is None and await client.pages_by_cursor():
+        if _checked(limit) == 0:
+            return []
+        if _beyond_one_call(layout, limit) and await client.pages_by_cursor():
             records: list[Record] = []
             cursor: str | None = ""
             while cursor is not None:
@@ -126,13 +166,19 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
                 cursor = page.next_cursor
         else:
             records = (await client.timeline(**self._timeline(layout, limit))).records
-        return [record_message(record) for record in records]
+            _warn_if_capped(layout, limit, len(records))
+        return [record_message(record) for record in _newest(records, limit)]
 
     def _timeline(self, layout: Layout, limit: int | None) -> dict[str, Any]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be 0 or more, not {limit}")
-        wanted = layout.max_recall_limit if limit is None else min(limit, layout.max_recall_limit)
-        return {"where": transcript_where(self.provenance, self.session_id), "limit": wanted}
+        params: dict[str, Any] = {"where": transcript_where(self.provenance, self.session_id)}
+        if layout.recall_declared:
+            params["limit"] = (
+                layout.max_recall_limit if limit is None else min(limit, layout.max_recall_limit)
+            )
+        elif limit is not None:
+            params["limit"] = limit
+        # else no limit: the server declares none, so the timeline carries every message
+        return params
 
     # --- write -----------------------------------------------------------------------------
 

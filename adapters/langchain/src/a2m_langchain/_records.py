@@ -14,6 +14,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
 from a2m import A2MClient, AsyncA2MClient, DescribeResult, Record
+from a2m.adapter import check_storable
 from a2m.errors import CapabilityNotSupported, InvalidParams
 from a2m_types.rest import InvalidNamespace, validate_namespace
 
@@ -52,6 +53,9 @@ class Layout:
     tier_for_kind: dict[str, str]
     max_records_per_call: int
     max_recall_limit: int
+    recall_declared: bool = True
+    """Whether the server declares ``max_recall_limit`` (else 1000 is this side's page,
+    and a timeline without ``limit`` carries every record it selects, spec §4.4)."""
 
     @classmethod
     def of(cls, description: DescribeResult) -> Layout:
@@ -62,8 +66,9 @@ class Layout:
                     tiers.setdefault(tier.kind, tier.name)
         limits = description.limits
         per_call = limits.max_records_per_call if limits and limits.max_records_per_call else 100
+        declared = bool(limits and limits.max_recall_limit)
         recall = limits.max_recall_limit if limits and limits.max_recall_limit else 1000
-        return cls(frozenset(description.capabilities), tiers, per_call, recall)
+        return cls(frozenset(description.capabilities), tiers, per_call, recall, declared)
 
     def supports(self, capability: str) -> bool:
         return capability in self.capabilities
@@ -196,13 +201,15 @@ def message_records(
     for message in checked_messages(messages):
         if group is None or message.type in _OPENS_A_TURN:
             group = new_id()
+        stored = message_to_dict(message)
+        position = len(records)
+        check_storable(stored, f"messages[{position}]")
+        check_storable(message.text, f"messages[{position}].text")
         record: dict[str, Any] = {
             "content": message.text,
             "role": role_of(message),
             "group": group,
-            "metadata": provenance.metadata(
-                "episodic", session=session, **{MESSAGE_FIELD: message_to_dict(message)}
-            ),
+            "metadata": provenance.metadata("episodic", session=session, **{MESSAGE_FIELD: stored}),
         }
         vector = vectors[len(records)] if vectors is not None else None
         if vector is not None:

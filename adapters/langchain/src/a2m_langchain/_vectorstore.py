@@ -11,6 +11,8 @@ from langchain_core.embeddings import Embeddings
 from typing_extensions import Self
 
 from a2m import A2MClient, AsyncA2MClient, Record
+from a2m._adapter_owners import best_per_key
+from a2m._adapter_steps import drive, drive_async
 from a2m.adapter import A2MAdapter, AsyncA2MAdapter
 
 from . import _filters
@@ -149,6 +151,20 @@ class A2MVectorStore(VectorStore):
     ) -> list[Document]:
         return diverse_documents(records, self.namespace, vector, k, lambda_mult, filter, fetch_k)
 
+    def _own(self, records: Sequence[Record], layout: Layout) -> Sequence[Record]:
+        # Several principals may each hold a document's id (spec §3.6): the caller's own,
+        # once per id, as the adapter contract reads it.
+        if self._adapter is None or "scopes" not in layout.capabilities:
+            return records
+        flow = best_per_key(self._adapter.scope.caller, records, _vectors(layout))
+        return drive(flow, self._adapter.client)
+
+    async def _aown(self, records: Sequence[Record], layout: Layout) -> Sequence[Record]:
+        if self._async_adapter is None or "scopes" not in layout.capabilities:
+            return records
+        flow = best_per_key(self._async_adapter.scope.caller, records, _vectors(layout))
+        return await drive_async(flow, self._async_adapter.client)
+
     # --- sync ----------------------------------------------------------------------------
 
     def _sync(self, method: str) -> tuple[A2MClient, Layout]:
@@ -212,7 +228,7 @@ class A2MVectorStore(VectorStore):
         client, layout = self._sync("similarity_search")
         operators = client.filter_operators() if filter is not None else frozenset()
         params = self._recall_params(layout, embedding, k, filter, operators, vectors=False)
-        return self._scored(client.recall(**params).records, k, filter)
+        return self._scored(self._own(client.recall(**params).records, layout), k, filter)
 
     def max_marginal_relevance_search(
         self,
@@ -241,7 +257,7 @@ class A2MVectorStore(VectorStore):
         client, layout = self._sync("max_marginal_relevance_search")
         operators = client.filter_operators() if filter is not None else frozenset()
         params = self._recall_params(layout, embedding, fetch_k, filter, operators, vectors=True)
-        records = client.recall(**params).records
+        records = self._own(client.recall(**params).records, layout)
         return self._mmr(records, embedding, k, lambda_mult, filter, fetch_k)
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
@@ -345,7 +361,8 @@ class A2MVectorStore(VectorStore):
         client, layout = await self._async("asimilarity_search")
         operators = await client.filter_operators() if filter is not None else frozenset()
         params = self._recall_params(layout, embedding, k, filter, operators, vectors=False)
-        return self._scored((await client.recall(**params)).records, k, filter)
+        found = (await client.recall(**params)).records
+        return self._scored(await self._aown(found, layout), k, filter)
 
     async def amax_marginal_relevance_search(
         self,
@@ -375,7 +392,7 @@ class A2MVectorStore(VectorStore):
         client, layout = await self._async("amax_marginal_relevance_search")
         operators = await client.filter_operators() if filter is not None else frozenset()
         params = self._recall_params(layout, embedding, fetch_k, filter, operators, vectors=True)
-        records = (await client.recall(**params)).records
+        records = await self._aown((await client.recall(**params)).records, layout)
         return self._mmr(records, embedding, k, lambda_mult, filter, fetch_k)
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
@@ -414,3 +431,7 @@ class A2MVectorStore(VectorStore):
         store = cls(embedding, client, async_client=async_client, namespace=namespace, agent=agent)
         await store.aadd_texts(texts, metadatas, ids=ids)
         return store
+
+
+def _vectors(layout: Layout) -> dict[str, Any]:
+    return {"embeddings": True} if layout.supports("embeddings") else {}

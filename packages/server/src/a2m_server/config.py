@@ -186,6 +186,10 @@ class ServerConfig:
     timeline_cursor: bool = True
     """Page ``memory/timeline`` by keyset cursor (declared in describe as
     ``timeline.cursor``); off, the server answers as a plain 0.1 server, ignoring it."""
+    declare_recall_limit: bool = True
+    """Declare ``limits.max_recall_limit`` in describe and hold reads to it; off, the
+    server declares no such limit and answers every ``limit`` asked (``0`` or none on a
+    timeline: every record), as a plain 0.1 server may."""
     where_operators: bool = True
     """Run operator filters and nested ``metadata.`` paths in ``where`` (declared in
     describe as ``where.operators``); off, ``where`` is §5.2 equality only."""

@@ -77,6 +77,10 @@ def _unencodable_path(value: Any, path: str = "") -> str | None:
     return None
 
 
+_UNBOUNDED = 2**62
+"""A read's limit when the server declares none and the caller asks for all."""
+
+
 class Protocol:
     """Runs ``memory/*`` methods against a store, under one configuration."""
 
@@ -225,6 +229,11 @@ class Protocol:
     def result_limit(self, requested: int | None, default: int | None) -> int:
         """The number of records a read may return (§4.3 and the declared limits)."""
         maximum = self.config.limits.max_recall_limit
+        if not self.config.declare_recall_limit:
+            # §4.3: with no declared maximum, 0 is "no limit", and any limit is honoured.
+            if requested is None:
+                return _UNBOUNDED if default is None else default
+            return _UNBOUNDED if requested == 0 else requested
         if requested is None:
             return maximum if default is None else min(default, maximum)
         if requested == 0:

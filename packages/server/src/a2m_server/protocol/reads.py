@@ -85,6 +85,8 @@ def comparable(reader: StoreReader, vector: list[float], model: str | None = Non
     if width is None:
         return False
     if len(vector) != width:
+        if model is None and not reader.holds_vectors():
+            return False  # nothing to compare with, and the next vector sets the width
         speaks = f" (model {model!r})" if model else ""
         data: dict[str, Any] = {"expected": width, "got": len(vector)}
         if model:
@@ -361,12 +363,16 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
             "max_metadata_depth": MAX_JSON_DEPTH,
         },
     }
+    if not config.declare_recall_limit:
+        del result["limits"]["max_recall_limit"]
     owner = proto.acting_owner(ctx, params.owner)
     with proto.store.reading() as reader:
         if "tiers" in caps:
             counts = reader.count_by_tier(RecordFilter(scope=proto.read_scope(owner)))
             result["tiers"] = [_tier_info(t, counts.get(t.name, 0)) for t in config.tiers]
         dimensions = reader.dimensions()
+        if dimensions is not None and not reader.holds_vectors():
+            dimensions = None  # §3.7: null until a vector fixes it, again once none is left
     if dimensions is None and proto.embedding is not None:
         dimensions = proto.embedding.embedder.dimensions  # what its first vector will have
     if "events" in caps:

@@ -249,13 +249,21 @@ def _check_widths(
     model_width: int | None = None,
 ) -> None:
     """§3.7: the first vector fixes the width; any other width is EMBEDDING_MISMATCH. The
-    store takes the width of the first vector it is given, or, with a server-side
-    embedder, the width of its model (``model_width``), named in the error."""
+    store takes the width of the first vector it is given, and again once no record
+    carries a vector any more; with a server-side embedder, the width of its model
+    (``model_width``), named in the error."""
     stored = writer.dimensions()
-    fixed = stored if stored is not None else model_width
     widths = {len(vector) for r in requests if (vector := r.new.embedding) is not None}
     if not widths:
         return
+    if (
+        stored is not None
+        and model_width is None
+        and widths != {stored}
+        and not writer.holds_vectors()
+    ):
+        stored = None  # every vector is gone (§3.7: a width is fixed by a vector stored)
+    fixed = stored if stored is not None else model_width
     if len(widths) == 1 and (fixed is None or fixed in widths):
         if stored is None:
             writer.set_dimensions(widths.pop())

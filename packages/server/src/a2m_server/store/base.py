@@ -369,6 +369,11 @@ class StoreReader(ABC):
         ``after``, in rowid order: what a server-side embedder back-fills."""
         raise NotImplementedError
 
+    def holds_vectors(self) -> bool:
+        """Whether any live record carries a vector: while none does, the width
+        :meth:`dimensions` remembers fixes nothing (§3.7), and the next vector sets it."""
+        return bool(self.select(RecordFilter(with_embedding=True), limit=1))
+
     @property
     @abstractmethod
     def store_id(self) -> str:

@@ -524,6 +524,7 @@ class _Writer(_Reader, StoreWriter):
         self.vector_adds: dict[int, list[float]] = {}
         self.vector_removes: set[int] = set()
         self.vectors_cleared = False
+        self.width_changed = False
         self.events_appended = 0
         self.records_written = 0
         self.records_deleted = 0
@@ -805,6 +806,8 @@ class _Writer(_Reader, StoreWriter):
         return expired
 
     def set_dimensions(self, dimensions: int) -> None:
+        # A new width (the store's vectors all gone): the vector index is rebuilt.
+        self.width_changed = self.dimensions() not in (None, dimensions)
         self._conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('dimensions', ?)",
             (str(dimensions),),
@@ -1058,8 +1061,9 @@ class SQLiteStore(Store):
 
     def _apply_vector_changes(self, writer: _Writer) -> None:
         with self._index_lock:
-            if writer.vectors_cleared:
-                self._index, self._index_loaded = None, False  # rebuilt on first use
+            if writer.vectors_cleared or writer.width_changed:
+                # built again from the database (at the new width) on first use
+                self._index, self._index_loaded = None, False
                 return
             if not self._index_loaded:
                 return  # built from the database on first use

@@ -1,0 +1,147 @@
+"""An update that moves a record to another scope never loses it: the new state is written
+before the old record goes, so a refused write or a server that goes away in between
+leaves the record readable, and retrying converges on one record in the new scope."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from crew_support import embed_one
+from crewai.memory.storage.backend import EmbeddingDimensionMismatchError
+from crewai.memory.types import MemoryRecord
+
+from a2m import A2MClient, A2MError
+from a2m_crewai import A2MStorage
+from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_testing.plugin import HTTPServerFactory
+
+
+class _Outage(httpx.BaseTransport):
+    """Real HTTP, except that the server is unreachable for the calls of ``method`` once
+    ``down`` is set: a server going away in the middle of an update."""
+
+    def __init__(self, method: str) -> None:
+        self._inner = httpx.HTTPTransport()
+        self.method = method
+        self.down = False
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.down and json.loads(request.content or b"{}").get("method") == self.method:
+            raise httpx.ConnectError("connection refused", request=request)
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _record(content: str = "the deploy key rotates every ninety days") -> MemoryRecord:
+    return MemoryRecord(
+        content=content,
+        scope="/crew/research",
+        categories=["ops"],
+        embedding=embed_one(content),
+    )
+
+
+@pytest.fixture
+def outage_storage(a2m_http_url: str) -> Iterator[tuple[A2MStorage, _Outage]]:
+    outage = _Outage("memory/remember")
+    with (
+        httpx.Client(transport=outage) as http,
+        A2MClient(a2m_http_url, http_client=http, max_retries=0) as client,
+    ):
+        yield A2MStorage(client), outage
+
+
+def _own_records(storage: A2MStorage) -> list[Any]:
+    return storage.client.timeline(where={"source_framework": "crewai"}).records
+
+
+@pytest.mark.parametrize("failing", ["memory/remember", "memory/forget"])
+def test_a_move_interrupted_by_an_outage_keeps_the_record(
+    outage_storage: tuple[A2MStorage, _Outage], failing: str
+) -> None:
+    storage, outage = outage_storage
+    original = _record()
+    storage.save([original])
+    moved = original.model_copy(
+        update={"scope": "/crew/ops", "content": "the deploy key rotates every thirty days"}
+    )
+    outage.method, outage.down = failing, True
+    with pytest.raises(A2MError):
+        storage.update(moved)
+    outage.down = False
+    survived = storage.get_record(original.id)
+    assert survived is not None
+    if failing == "memory/remember":  # nothing was written, nothing removed
+        assert (survived.scope, survived.content) == (original.scope, original.content)
+        assert len(_own_records(storage)) == 1
+    storage.update(moved)  # the retry converges: one record, in the new scope
+    after = storage.get_record(original.id)
+    assert after is not None
+    assert (after.id, after.scope, after.content) == (moved.id, moved.scope, moved.content)
+    assert [r.id for r in storage.list_records("/crew/ops")] == [original.id]
+    assert storage.list_records("/crew/research") == []
+    assert len(_own_records(storage)) == 1
+
+
+def test_a_move_refused_for_its_vector_width_keeps_the_record(
+    outage_storage: tuple[A2MStorage, _Outage],
+) -> None:
+    storage, _ = outage_storage
+    original = _record()
+    storage.save([original])
+    wider = original.model_copy(update={"scope": "/crew/ops", "embedding": [0.5] * 7})
+    with pytest.raises(EmbeddingDimensionMismatchError):
+        storage.update(wider)
+    kept = storage.get_record(original.id)
+    assert kept is not None
+    assert (kept.scope, kept.content, kept.embedding) == (
+        original.scope,
+        original.content,
+        original.embedding,
+    )
+
+
+def test_a_move_refused_for_its_length_keeps_the_record(
+    a2m_http_server_factory: HTTPServerFactory,
+) -> None:
+    url = a2m_http_server_factory(config=ServerConfig(limits=LimitsConfig(max_content_length=80)))
+    with A2MClient(url) as client:
+        storage = A2MStorage(client)
+        original = _record()
+        storage.save([original])
+        longer = original.model_copy(update={"scope": "/crew/ops", "content": "x" * 200})
+        with pytest.raises(A2MError):
+            storage.update(longer)
+        kept = storage.get_record(original.id)
+        assert kept is not None
+        assert (kept.scope, kept.content) == (original.scope, original.content)
+
+
+def test_a_moved_record_keeps_its_id_for_every_later_call(storage_factory: Any) -> None:
+    storage: A2MStorage = storage_factory()
+    original = _record()
+    storage.save([original])
+    first = original.model_copy(update={"scope": "/crew/ops"})
+    storage.update(first)
+    second = first.model_copy(update={"scope": "/crew/sales", "content": "moved twice"})
+    storage.update(second)
+    storage.update(second.model_copy(update={"importance": 0.9}))  # in place, moved before
+    found = storage.get_record(original.id)
+    assert found is not None
+    assert (found.id, found.scope, found.content, found.importance) == (
+        original.id,
+        "/crew/sales",
+        "moved twice",
+        0.9,
+    )
+    hits = storage.search(embed_one("moved twice"), scope_prefix="/crew/sales", limit=3)
+    assert [record.id for record, _ in hits] == [original.id]
+    assert storage.delete(record_ids=[original.id]) == 1
+    assert storage.get_record(original.id) is None
+    assert storage.count() == 0
