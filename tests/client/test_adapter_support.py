@@ -99,6 +99,20 @@ async def test_a_listing_is_complete_or_says_it_is_not(
             assert [r.content for r in found] == [f"note {n}" for n in range(6, 10)]
 
 
+async def test_a_server_declaring_no_recall_limit_lists_everything_at_once(
+    a2m_http_server_factory: Any,
+) -> None:
+    config = ServerConfig(
+        limits=LimitsConfig(max_recall_limit=4), timeline_cursor=False, declare_recall_limit=False
+    )
+    async with AsyncA2MClient(a2m_http_server_factory(config=config)) as client:
+        layout = ServerLayout.of(await client.describe())
+        assert not layout.recall_limit_declared
+        await remember_all(client, layout, _records(10))
+        found = await every_record(client, layout, {"batch": "b"}, what="the batch")
+        assert [r.content for r in found] == [f"note {n}" for n in range(10)]
+
+
 async def test_memory_lines_say_who_wrote_what(a2m_async_client: AsyncA2MClient) -> None:
     await a2m_async_client.remember(
         [

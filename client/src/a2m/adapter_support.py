@@ -73,6 +73,9 @@ class ServerLayout:
     tier_for_kind: Mapping[str, str]
     max_records_per_call: int
     max_recall_limit: int
+    recall_limit_declared: bool = True
+    """Whether the server declares ``max_recall_limit``; one that does not returns a whole
+    timeline asked for with no ``limit`` (§4.4)."""
 
     @classmethod
     def of(cls, description: DescribeResult) -> ServerLayout:
@@ -83,8 +86,9 @@ class ServerLayout:
                     tiers.setdefault(tier.kind, tier.name)
         limits = description.limits
         per_call = limits.max_records_per_call if limits and limits.max_records_per_call else 100
+        declared = bool(limits and limits.max_recall_limit)
         recall = limits.max_recall_limit if limits and limits.max_recall_limit else 1000
-        return cls(frozenset(description.capabilities), tiers, per_call, recall)
+        return cls(frozenset(description.capabilities), tiers, per_call, recall, declared)
 
     def supports(self, capability: str) -> bool:
         """Whether the server declares ``capability``."""
@@ -176,11 +180,14 @@ async def every_record(
     what: str,
 ) -> list[Record]:
     """Every record ``where`` selects, oldest first: one ``memory/timeline`` per
-    ``max_recall_limit`` records where the server pages by keyset cursor; elsewhere the
-    newest ``max_recall_limit``, with an :class:`IncompleteListingWarning` naming
-    ``what`` when there may be more — complete, or saying it is not."""
+    ``max_recall_limit`` records where the server pages by keyset cursor; one timeline with
+    no limit where the server declares no ``max_recall_limit``; elsewhere the newest
+    ``max_recall_limit``, with an :class:`IncompleteListingWarning` naming ``what`` when
+    there may be more — complete, or saying it is not."""
     page_size = layout.max_recall_limit
     if not await client.pages_by_cursor():
+        if not layout.recall_limit_declared:
+            return (await client.timeline(where=where)).records  # §4.4: unbounded, all of it
         records = (await client.timeline(where=where, limit=page_size)).records
         if len(records) >= page_size:
             warnings.warn(
