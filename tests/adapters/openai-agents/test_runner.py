@@ -10,7 +10,7 @@ import pytest
 from agents import Agent, Runner, function_tool
 from oai_fake_model import ScriptedModel, calls, said
 
-from a2m import AsyncA2MClient
+from a2m import A2MClient, AsyncA2MClient
 from a2m_openai_agents import A2MSession, memory_tools
 
 pytestmark = pytest.mark.anyio
@@ -109,3 +109,41 @@ async def test_the_memory_tools_recall_what_another_writer_stored(a2m_http_url: 
         assert metadata["source_framework"] == "openai-agents"
         assert metadata["source_agent"] == "concierge"
         assert metadata["tags"] == ["travel"]
+
+
+async def test_the_seed_remember_tool_writes_an_observation_others_read(a2m_http_url: str) -> None:
+    from a2m.adapter import AsyncA2MAdapter
+    from a2m_openai_agents import remember_tool
+
+    model = ScriptedModel(
+        [
+            [
+                calls(
+                    "af_memory_remember",
+                    '{"content": "Dates are ISO 8601 UTC", "classification": "convention", '
+                    '"tags": ["dates"], "weight": 2.0, "org": "forged", "agent": "intruder"}',
+                    call_id="o1",
+                )
+            ],
+            [said("Noted.")],
+        ]
+    )
+    async with AsyncA2MClient(a2m_http_url) as client:
+        adapter = AsyncA2MAdapter(client, "openai-agents", source_framework="openai-agents")
+        agent = Agent(name="coder", model=model, tools=[remember_tool(adapter)])
+        result = await Runner.run(agent, "Remember our date convention")
+        assert result.final_output == "Noted."
+        answer = model.inputs[1][-1]
+        assert answer["type"] == "function_call_output"
+        assert answer["output"].startswith("Remembered as ")
+        (observation,) = (await client.list_observations()).observations
+        assert observation.content == "Dates are ISO 8601 UTC"
+        assert observation.classification == "convention"
+        assert observation.weight == 2.0
+        assert "forged" not in str(observation.model_dump())
+    # another framework's adapter reads it as an ordinary record
+    with A2MClient(a2m_http_url) as reader:
+        from a2m_langchain import A2MRetriever
+
+        documents = A2MRetriever(client=reader, k=3).invoke("ISO 8601 dates")
+    assert [d.page_content for d in documents] == ["Dates are ISO 8601 UTC"]

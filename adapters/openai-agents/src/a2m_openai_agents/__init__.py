@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import _compat  # noqa: F401  (fails loudly on an unsupported openai-agents)
 from ._compat import SUPPORTED
 from ._items import SOURCE_FRAMEWORK, readable_text
+from ._observation_tool import remember_tool
 from ._session import DEFAULT_NAMESPACE, A2MSession, IncompleteHistoryWarning
 from ._tools import DEFAULT_MEMORY_NAMESPACE, memory_tools, recall_text
 
@@ -20,4 +21,5 @@ __all__ = [
     "memory_tools",
     "readable_text",
     "recall_text",
+    "remember_tool",
 ]
