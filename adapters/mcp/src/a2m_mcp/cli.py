@@ -14,12 +14,15 @@ import sys
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from importlib import metadata
+from pathlib import Path
 
 import anyio
 import uvicorn
 
 from a2m import AsyncA2MClient
 
+from ._graph import KnowledgeGraph
+from ._import import import_graph_file
 from ._server import MemoryConfig, build_server
 
 log = logging.getLogger("a2m_mcp")
@@ -66,6 +69,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--session", default=None, help="conversation records belong to")
     parser.add_argument(
+        "--import-graph",
+        metavar="FILE",
+        default=None,
+        help="add the graph of a @modelcontextprotocol/server-memory file (memory.jsonl) "
+        "to the store's knowledge graph, then exit; importing twice adds nothing",
+    )
+    parser.add_argument(
         "--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR")
     )
     return parser
@@ -97,6 +107,22 @@ async def _client(args: argparse.Namespace, stack: AsyncExitStack) -> AsyncA2MCl
     return client
 
 
+async def _import(client: AsyncA2MClient, config: MemoryConfig, path: Path) -> None:
+    graph = KnowledgeGraph(
+        client,
+        config.graph,
+        namespace=config.namespace,
+        provenance=config.provenance(),
+        session=config.session,
+    )
+    done = await import_graph_file(graph, path)
+    print(
+        f"a2m-mcp: imported {done.entities} entities, {done.observations} observations and "
+        f"{done.relations} relations from {path} (what was there already is unchanged)",
+        file=sys.stderr,
+    )
+
+
 async def serve(args: argparse.Namespace) -> None:
     """Run the server the parsed command line describes until stdin closes (stdio) or
     the process is interrupted (HTTP)."""
@@ -111,6 +137,9 @@ async def serve(args: argparse.Namespace) -> None:
     )
     async with AsyncExitStack() as stack:
         client = await _client(args, stack)
+        if args.import_graph is not None:
+            await _import(client, config, Path(args.import_graph))
+            return
         server = build_server(client, config, log_level=args.log_level)
         if args.transport == "stdio":
             await server.run_stdio_async()
@@ -136,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         anyio.run(serve, args)
     except KeyboardInterrupt:
         return 0
-    except ValueError as error:
+    except (ValueError, OSError) as error:
         print(f"a2m-mcp: {error}", file=sys.stderr)
         return 2
     return 0
