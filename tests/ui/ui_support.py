@@ -151,12 +151,12 @@ def seed(db: Path) -> None:
         server.close()
 
 
-def start_serve(folder: Path, *extra: str) -> Served:
+def start_serve(folder: Path, *extra: str, tokens_map: dict[str, str] | None = None) -> Served:
     db = folder / "ui.db"
     if not db.exists():
         seed(db)
     tokens = folder / "tokens.json"
-    tokens.write_text(json.dumps(TOKENS), encoding="utf-8")
+    tokens.write_text(json.dumps(tokens_map or TOKENS), encoding="utf-8")
     port = free_port()
     process = subprocess.Popen(
         [
