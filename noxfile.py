@@ -73,7 +73,8 @@ FRAMEWORKS: dict[str, tuple[str, list[str], list[str]]] = {
     # The side-by-side peers: Agno's SqliteDb (SQLAlchemy, asyncio: greenlet) and LanceDb.
     "agno": ("agno", [], ["sqlalchemy[asyncio]>=2.0", "lancedb>=0.20"]),
     # MCP 2.x: outside the uv workspace (CrewAI pins mcp<2), so only ever installed here.
-    "mcp": ("mcp", [], []),
+    # wordllama: the server's offline embedder, for the semantic recall test.
+    "mcp": ("mcp", [], ["wordllama>=0.4"]),
     # Not a workspace member: openai-agents needs openai>=3, CrewAI's LiteLLM openai<3. The
     # LangChain adapter is installed beside it to read an Agents SDK conversation back.
     "openai-agents": ("openai-agents", [], ["-e", "adapters/langchain", "anyio>=4"]),

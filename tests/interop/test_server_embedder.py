@@ -128,3 +128,22 @@ def test_a_user_embedder_of_another_width_hears_the_stores_model() -> None:
         with pytest.raises(Exception, match=MODEL) as caught:
             store.put(("interop",), "k", {"text": "sixteen wide"})
         assert "256" in str(caught.value)
+
+
+def test_agno_knowledge_with_no_embedder_finds_by_meaning(side: tuple[str, Side]) -> None:
+    """Agno's vector database with no embedder sends the question as text: the server
+    embeds it, and knowledge search reaches what LangGraph wrote by meaning."""
+    from a2m_agno import A2MVectorDb
+
+    mode, participants = side
+    knowledge = A2MVectorDb(
+        participants.client, namespace="interop/agno-knowledge", include_foreign=True
+    )
+    assert knowledge.embedder is None
+    found = [document.content for document in knowledge.search("a pet cat", limit=3)]
+    kitten = FACTS["LangGraph"][0]
+    if mode == "embedding":
+        assert found, "Agno knowledge found nothing by meaning"
+        assert kitten in found[0]
+    else:
+        assert not any(kitten in text for text in found)
