@@ -236,6 +236,7 @@ BENCH_QUICK = {
     "bench_agent_framework.py": ["--messages", "400", "--reads", "20"],
     "bench_observations.py": ["--observations", "1000", "--queries", "50"],
     "bench_ui.py": ["--sizes", "1000", "--rounds", "3", "--hops", "5"],
+    "bench_fusion.py": ["--speed", "2000"],
 }
 # Benchmarks whose peer lives in a dependency group of its own.
 BENCH_GROUPS = {"bench_langgraph.py": "bench-langgraph"}
