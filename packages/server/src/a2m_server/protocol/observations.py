@@ -21,8 +21,6 @@ from a2m_server.store._audit import AuditQuery, AuditRow
 from a2m_server.text import query_terms
 from a2m_types import ErrorCode, new_id, parse_timestamp, to_epoch_ms
 from a2m_types.observations import (
-    CLASSIFICATIONS,
-    OBSERVATION_METHODS,
     TENANT_FIELDS,
     ObservationAuditParams,
     ObservationDeleteParams,
@@ -45,7 +43,6 @@ __all__ = [
     "audit_forgotten",
     "audit_reweighted",
     "content_hash",
-    "describe_info",
     "normalise",
     "prune_observations",
     "weight_factor",
@@ -834,19 +831,6 @@ def prune_observations(proto: Protocol, writer: StoreWriter) -> list[StoredRecor
 def is_observation(record: StoredRecord) -> bool:
     """Whether ``record`` is an observation (``metadata.observation`` is true)."""
     return _is_observation(record)
-
-
-def describe_info(proto: Protocol) -> dict[str, Any] | None:
-    """The ``observations`` object of describe, or None when the extension is off."""
-    config = proto.config.observations
-    if not config.enabled:
-        return None
-    return {
-        "methods": list(OBSERVATION_METHODS),
-        "classifications": list(CLASSIFICATIONS),
-        "max_weight": config.max_weight,
-        "transfer_multiplier": config.transfer_multiplier,
-    }
 
 
 HANDLERS: dict[str, Any] = {

@@ -26,6 +26,7 @@ from a2m_types import (
     is_compatible,
 )
 from a2m_types.json_values import MAX_JSON_DEPTH
+from a2m_types.observations import CLASSIFICATIONS, OBSERVATION_METHODS
 
 from .context import CallContext
 from .core import Protocol, now_ms
@@ -389,9 +390,7 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
         result["recall"] = {"rank": ["blend", "similarity"]}
     if config.timeline_cursor:
         result["timeline"] = {"cursor": True}
-    from .observations import describe_info  # the extension builds on this module
-
-    observations = describe_info(proto)
+    observations = _observations_info(proto)
     if observations is not None:
         result["observations"] = observations
     filtering = where_info(config)
@@ -421,3 +420,17 @@ def _tier_info(tier: Any, count: int) -> dict[str, Any]:
     info["shared"] = tier.shared
     info["per_session"] = tier.per_session
     return info
+
+
+def _observations_info(proto: Protocol) -> dict[str, Any] | None:
+    """The ``observations`` object of describe (``docs/observations.md``), or None when
+    the extension is off."""
+    config = proto.config.observations
+    if not config.enabled:
+        return None
+    return {
+        "methods": list(OBSERVATION_METHODS),
+        "classifications": list(CLASSIFICATIONS),
+        "max_weight": config.max_weight,
+        "transfer_multiplier": config.transfer_multiplier,
+    }
