@@ -7,16 +7,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
-
 from a2m_server import A2MServer
-from a2m_server.store import _checkpoint
 
 
-def test_the_log_is_checkpointed_beside_the_writes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(_checkpoint, "LOG_PAGES", 4)  # a checkpoint after a few pages
+def test_the_log_is_checkpointed_beside_the_writes(tmp_path: Path) -> None:
     db = tmp_path / "a2m.db"
     server = A2MServer(db=db)
     connection = server.connect()

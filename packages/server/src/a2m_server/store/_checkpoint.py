@@ -4,19 +4,23 @@ SQLite copies the log back into the database file (and syncs both) inside whiche
 commit finds the log past ``wal_autocheckpoint`` pages: with vectors that is every couple
 of thousand records, and that commit's caller waits for the copy and two fsyncs. A
 checkpoint changes no data and no commit waits on it to be durable (a commit is durable
-in the log, as it was), so here it runs beside the writes, on its own connection, as
-soon as the log passes :data:`LOG_PAGES`. The writer's own automatic checkpoint stays as
-a backstop, at :data:`BACKSTOP_PAGES`, should this thread fall behind."""
+in the log, as it was), so here it runs beside the writes, on its own connection, at most
+every :data:`INTERVAL` seconds while commits keep coming. The writer's own automatic
+checkpoint stays as a backstop, at :data:`BACKSTOP_PAGES`, should this thread fall behind.
+
+Nothing here opens the database's files itself: SQLite coordinates the processes sharing
+a file with POSIX locks on it and its ``-shm`` index, and closing *any* descriptor of
+those files drops every such lock the process holds — letting another process write the
+log at the same time and lose committed transactions. Only SQLite touches them."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import sqlite3
-import struct
 import threading
 
-__all__ = ["BACKSTOP_PAGES", "LOG_PAGES", "Checkpointer"]
+__all__ = ["BACKSTOP_PAGES", "INTERVAL", "LOG_PAGES", "Checkpointer"]
 
 log = logging.getLogger("a2m_server.store")
 
@@ -25,18 +29,21 @@ LOG_PAGES = 1000
 threshold."""
 BACKSTOP_PAGES = 16 * LOG_PAGES
 """The writer's ``wal_autocheckpoint``: it checkpoints inline only past this."""
+INTERVAL = 0.5
+"""Seconds between two background checkpoints while commits keep coming: a passive
+checkpoint with little to copy is cheap, and this bounds how often one syncs the file."""
 
 
 class Checkpointer:
-    """Runs ``PRAGMA wal_checkpoint(PASSIVE)`` on ``path`` when :meth:`wake` finds the log
-    past :data:`LOG_PAGES`; the thread starts on the first wake and ends in :meth:`close`."""
+    """Runs ``PRAGMA wal_checkpoint(PASSIVE)`` on ``path`` after commits, at most every
+    ``interval`` seconds; the thread starts on the first wake and ends in :meth:`close`."""
 
-    def __init__(self, path: str, busy_timeout_ms: int) -> None:
+    def __init__(self, path: str, busy_timeout_ms: int, interval: float = INTERVAL) -> None:
         self._path = path
-        self._index = path + "-shm"
-        self._threshold = LOG_PAGES
+        self._interval = interval
         self._busy_timeout_ms = busy_timeout_ms
         self._wanted = threading.Event()
+        self._stopped = threading.Event()
         self._closed = False
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -60,11 +67,10 @@ class Checkpointer:
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             while True:
                 self._wanted.wait()
-                self._wanted.clear()
-                if self._closed:
+                # Let commits gather: one checkpoint copies what several wrote.
+                if self._stopped.wait(self._interval):
                     return
-                if self._pending_frames() < self._threshold:
-                    continue
+                self._wanted.clear()
                 try:
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 except sqlite3.Error as exc:  # the next wake tries again
@@ -72,27 +78,12 @@ class Checkpointer:
         finally:
             conn.close()
 
-    def _pending_frames(self) -> int:
-        """Log frames not yet copied into the file, from the WAL index's header (its
-        documented layout, native byte order: ``mxFrame`` at byte 16, the checkpoint's
-        ``nBackfill`` at byte 96). The log file's size would not do: SQLite reuses the
-        file from its start after a checkpoint, so it never shrinks."""
-        try:
-            with open(self._index, "rb") as index:
-                header = index.read(100)
-        except OSError:
-            return 0
-        if len(header) < 100:
-            return 0
-        last_frame: int = struct.unpack_from("=I", header, 16)[0]
-        backfilled: int = struct.unpack_from("=I", header, 96)[0]
-        return max(last_frame - backfilled, 0)
-
     def close(self) -> None:
         """End the thread (after a checkpoint in progress) and close its connection."""
         with self._lock:
             self._closed = True
             thread = self._thread
+        self._stopped.set()
         self._wanted.set()
         if thread is not None:
             with contextlib.suppress(RuntimeError):
