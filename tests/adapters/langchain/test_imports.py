@@ -18,6 +18,7 @@ EXPECTED = [
     "A2MMemory",
     "A2MRetriever",
     "A2MVectorStore",
+    "remember_tool",
 ]
 
 
