@@ -48,6 +48,7 @@ def test_the_public_names() -> None:
         "A2MMemoryConfig",
         "ConnectionConfig",
         "ContentNotStorable",
+        "remember_tool",
     }
     assert a2m_autogen.agentchat.__all__ == ["A2MTranscript"]
     for name in a2m_autogen.__all__:
