@@ -1,7 +1,8 @@
 """What every framework adapter built on the async client needs and none should write again:
 the client it was given or opens lazily, what it must know of the server, a listing that
 is complete or says it is not, a write that is all or nothing, recalled records as lines
-a model reads, and a loud check of the framework interface it is built on."""
+a model reads, a loud check of the framework interface it is built on, and the step
+driver that runs one flow on the sync and the async client alike."""
 
 from __future__ import annotations
 
@@ -17,14 +18,20 @@ from typing import Any
 
 from a2m_types import DescribeResult, Record
 
+from ._adapter_steps import Flow, Step, call, drive, drive_async
 from ._async_client import AsyncA2MClient
 from .errors import A2MError, IncompleteListing
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "ClientSource",
+    "Flow",
     "IncompleteListingWarning",
     "ServerLayout",
+    "Step",
+    "call",
+    "drive",
+    "drive_async",
     "every_record",
     "memory_lines",
     "remember_all",

@@ -1,5 +1,5 @@
 """The memory host with no I/O: memory sessions, quotas, and one flow per request type
-(:mod:`._steps`), shared by the sync and async plugins.
+(:mod:`a2m.adapter_support`'s step driver), shared by the sync and async plugins.
 
 A2M calls per message: ``memory/init`` one ``memory/describe`` on a host's first message;
 ``memory/store`` one ``memory/remember`` (one per entry when the server refuses the batch,
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from a2m import A2MError, A2MTransportError, QuotaExceeded, Record
+from a2m.adapter_support import Flow, call
 from a2m_types.rest import InvalidNamespace, validate_namespace
 
 from . import _messages as m
@@ -34,7 +35,6 @@ from ._entries import (
 from ._layout import Layout
 from ._messages import ErrorCode, error_message, new_message
 from ._requests import REQUIRED, HostLimits, Reader, Refused, check_envelope, request_id
-from ._steps import Flow, call
 
 __all__ = ["HostCore", "HostLimits", "MemorySession", "Refused", "request_id"]
 

@@ -11,10 +11,10 @@ from typing import Any
 from typing_extensions import Self
 
 from a2m import A2MClient, A2MError, AsyncA2MClient
+from a2m.adapter_support import drive, drive_async
 
 from ._host import HostCore, HostLimits, request_id
 from ._messages import CAPABILITY, ErrorCode, error_message
-from ._steps import drive, drive_async
 
 __all__ = ["A2EMemoryPlugin", "AsyncA2EMemoryPlugin"]
 
