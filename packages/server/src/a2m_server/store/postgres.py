@@ -267,8 +267,12 @@ class PostgresStore(Store):
                             "UPDATE meta SET value = %s WHERE key = 'event_head'",
                             (str(writer.event_head),),
                         )
+                        # Bounded below by the oldest event kept: every event deleted
+                        # before lies under it, so the scan starts at the live range and
+                        # never wades through the deleted ones vacuum has yet to reclaim.
                         conn.execute(
-                            "DELETE FROM events WHERE seq <= %s",
+                            "DELETE FROM events WHERE seq <= %s "
+                            "AND seq >= (SELECT min(seq) FROM events)",
                             (writer.event_head - self.event_retention,),
                         )
                         conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
