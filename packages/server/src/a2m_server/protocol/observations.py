@@ -211,7 +211,7 @@ def _is_observation(record: StoredRecord) -> bool:
     return bool(record.metadata and record.metadata.get("observation") is True)
 
 
-def snapshot(record: StoredRecord) -> dict[str, Any]:
+def snapshot(record: StoredRecord | NewRecord) -> dict[str, Any]:
     """The audited fields of an observation record."""
     meta = record.metadata or {}
     return {
@@ -263,7 +263,7 @@ def to_observation(
 def _audit_row(
     tenant_actor: str,
     action: str,
-    record: StoredRecord,
+    record: StoredRecord | NewRecord,
     before: dict[str, Any] | None,
     after: dict[str, Any] | None,
     at: int,
@@ -473,10 +473,8 @@ def _remember_in(
         if tier is not None:
             payload["tier"] = tier
         writer.append_event("written", now, payload, tenant.owner, tier)
-        stored = writer.get([record_id])[0]
-        writer.append_audit(
-            [_audit_row(tenant.actor, "created", stored, None, snapshot(stored), now)]
-        )
+        # Audited from what was written: reading the row back would cost a round trip.
+        writer.append_audit([_audit_row(tenant.actor, "created", new, None, snapshot(new), now)])
         _prune_tenant(proto, writer, tenant.org, tenant.project, tenant.agent, now)
     return {"id": record_id, "deduplicated": False, "weight": weight}
 

@@ -434,14 +434,38 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
         self.records_written = 0
         self._new_records: list[tuple[int, NewRecord]] = []
         self._new_events: list[tuple[int, int, str, str | None, str | None, str]] = []
-        head, last_rowid, dims = self._rows(
+        self._event_head = 0
+        self._last_rowid = 0
+        self._dimensions: int | None = None
+        # The starting state is asked for now and read when first needed: its answer
+        # comes back in the round trip of the first statement whose result is awaited
+        # (the expiry purge every transaction begins with), not in one of its own.
+        self._state: psycopg.Cursor[Any] | None = conn.cursor()
+        self._state.execute(
             "SELECT (SELECT value::bigint FROM meta WHERE key = 'event_head'), "
             "(SELECT coalesce(max(rowid), 0) FROM records), "
             "(SELECT value::int FROM meta WHERE key = 'dimensions')"
-        )[0]
-        self.event_head = int(head)
+        )
+
+    def _read_state(self) -> None:
+        """Take in the event head, last rowid and vector width this transaction starts
+        from (once)."""
+        cursor, self._state = self._state, None
+        if cursor is None:
+            return
+        row = cursor.fetchone()
+        cursor.close()
+        assert row is not None
+        head, last_rowid, dims = row
+        self._event_head = int(head)
         self._last_rowid = int(last_rowid)
-        self._dimensions: int | None = None if dims is None else int(dims)
+        self._dimensions = None if dims is None else int(dims)
+
+    @property
+    def event_head(self) -> int:
+        """The position of the last event appended (or of the last committed before)."""
+        self._read_state()
+        return self._event_head
 
     def _before_statement(self) -> None:
         if self._new_records or self._new_events:
@@ -462,6 +486,7 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
             )
 
     def dimensions(self) -> int | None:
+        self._read_state()
         return self._dimensions
 
     def event_bounds(self) -> tuple[int, int]:
@@ -470,6 +495,7 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
         return (int(oldest) if oldest is not None else head + 1), head
 
     def insert(self, records: Sequence[NewRecord]) -> list[int]:
+        self._read_state()
         first = self._last_rowid + 1
         self._last_rowid += len(records)
         rowids = list(range(first, first + len(records)))
@@ -559,6 +585,7 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
     def restore(self, records: Sequence[StoredRecord]) -> int:
         """Insert whole records as exported (ids, revisions, access counts and all),
         skipping ids already present; returns how many were added."""
+        self._read_state()
         added = 0
         for rec in records:
             body, length = tsvector(rec.content)
@@ -713,6 +740,7 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
         return expired
 
     def set_dimensions(self, dimensions: int) -> None:
+        self._read_state()
         self._exec(
             "INSERT INTO meta (key, value) VALUES ('dimensions', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -731,7 +759,7 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
     def add_vectors(self, items: Sequence[tuple[int, Sequence[float]]]) -> int:
         if not items:
             return 0
-        width = self._dimensions
+        width = self.dimensions()
         if width is None or any(len(vector) != width for _, vector in items):
             raise ValueError(f"add_vectors needs vectors of the store's width ({width})")
         by_rowid = dict(items)
@@ -745,6 +773,7 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
         return len(fresh)
 
     def clear_vectors(self) -> int:
+        self._read_state()
         rows = self._rows("DELETE FROM record_vectors RETURNING rowid")
         self._exec("UPDATE records SET dims = NULL WHERE dims IS NOT NULL")
         self._exec("DELETE FROM meta WHERE key = 'dimensions'")
@@ -757,7 +786,8 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
     def append_event(
         self, kind: str, at: int, payload: Mapping[str, Any], owner: str | None, tier: str | None
     ) -> int:
-        self.event_head += 1
-        self._new_events.append((self.event_head, at, kind, owner, tier, dump_json(dict(payload))))
+        self._read_state()
+        self._event_head += 1
+        self._new_events.append((self._event_head, at, kind, owner, tier, dump_json(dict(payload))))
         self.events_appended += 1
-        return self.event_head
+        return self._event_head

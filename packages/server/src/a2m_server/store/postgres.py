@@ -276,7 +276,9 @@ class PostgresStore(Store):
                             (writer.event_head - self.event_retention,),
                         )
                         conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
-                conn.execute("COMMIT")
+                    # Pipelined too: the commit travels with the last statements, and a
+                    # failure among them aborts the pipeline, so nothing commits.
+                    conn.execute("COMMIT")
             except BaseException:
                 _finish(conn, "ROLLBACK")
                 self._access.restore(accesses)
