@@ -219,11 +219,45 @@ class PgReader(PgAuditReading, StoreReader):
 
     def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
         sql = build_filter(where, self._now)
-        rows = self._rows(
+        rows = self._walked(
             f"SELECT r.session, count(*) FROM records AS r WHERE {sql.text()} GROUP BY r.session",
             sql.params,
         )
         return {session: int(count) for session, count in rows}
+
+    def select_ids(
+        self, where: RecordFilter, *, order: str = "created_asc", limit: int | None = None
+    ) -> list[tuple[str, str | None, str | None]]:
+        sql = build_filter(where, self._now)
+        direction = "DESC" if order == "created_desc" else "ASC"
+        query = (
+            f"SELECT r.id, r.owner, r.grp FROM records AS r WHERE {sql.text()} "
+            f"ORDER BY r.created_at {direction}, r.rowid {direction}"
+        )
+        params = list(sql.params)
+        if limit is not None:
+            query += " LIMIT %s"
+            params.append(limit)
+        return [(str(i), owner, group) for i, owner, group in self._walked(query, params)]
+
+    def _walked(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of ``query``, planned without bitmap scans. These are the capacity
+        checks: they read one small tier (working memory) of a large table, and every
+        record that left it left an index entry behind until vacuum reclaims it. An
+        index scan marks such entries dead the first time it meets them and skips them
+        after; a bitmap scan visits every one in the table again on each call."""
+        self._before_statement()
+        # Pipelined with the query, so no round trip of their own; SET LOCAL would
+        # also end with the transaction, but later statements may want bitmap scans.
+        self._conn.execute(
+            "SELECT set_config('a2m.enable_bitmapscan', current_setting('enable_bitmapscan'), true)"
+        )
+        self._conn.execute("SET LOCAL enable_bitmapscan = off")
+        rows = self._conn.execute(query, params).fetchall()
+        self._conn.execute(
+            "SELECT set_config('enable_bitmapscan', current_setting('a2m.enable_bitmapscan'), true)"
+        )
+        return rows
 
     # --- lexical ---------------------------------------------------------------------------
 
@@ -437,6 +471,7 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
         self._event_head = 0
         self._last_rowid = 0
         self._dimensions: int | None = None
+        self._next_expiry: int | None = None
         # The starting state is asked for now and read when first needed: its answer
         # comes back in the round trip of the first statement whose result is awaited
         # (the expiry purge every transaction begins with), not in one of its own.
@@ -444,22 +479,24 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
         self._state.execute(
             "SELECT (SELECT value::bigint FROM meta WHERE key = 'event_head'), "
             "(SELECT coalesce(max(rowid), 0) FROM records), "
-            "(SELECT value::int FROM meta WHERE key = 'dimensions')"
+            "(SELECT value::int FROM meta WHERE key = 'dimensions'), "
+            "(SELECT min(expires_at) FROM records WHERE expires_at IS NOT NULL)"
         )
 
     def _read_state(self) -> None:
-        """Take in the event head, last rowid and vector width this transaction starts
-        from (once)."""
+        """Take in the event head, last rowid, vector width and earliest expiry this
+        transaction starts from (once)."""
         cursor, self._state = self._state, None
         if cursor is None:
             return
         row = cursor.fetchone()
         cursor.close()
         assert row is not None
-        head, last_rowid, dims = row
+        head, last_rowid, dims, next_expiry = row
         self._event_head = int(head)
         self._last_rowid = int(last_rowid)
         self._dimensions = None if dims is None else int(dims)
+        self._next_expiry = None if next_expiry is None else int(next_expiry)
 
     @property
     def event_head(self) -> int:
@@ -724,6 +761,11 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
         )
 
     def expire(self, now: int) -> list[StoredRecord]:
+        self._read_state()
+        if self.records_written == 0 and (self._next_expiry is None or self._next_expiry > now):
+            # Nothing is due (and this transaction has written nothing that could be):
+            # skip the DELETE, whose statement triggers would run even for no rows.
+            return []
         rows = self._rows(
             f"DELETE FROM records AS r WHERE r.expires_at IS NOT NULL AND r.expires_at <= %s "
             f"RETURNING {_R_COLUMNS}",
