@@ -1,7 +1,8 @@
 """The REST transport against a server offering every A2M method (full mode), sync and
-async, over real HTTP: the JSON-RPC method, error and gating suites run again unchanged,
-then what is REST's own — the routes used, the error bodies mapped onto the same classes,
-the gate's statuses, retries, and records crossing between the two bindings."""
+async, over real HTTP: the JSON-RPC method, error, gating and observation suites run again
+unchanged, then what is REST's own — the routes used, the error bodies mapped onto the same
+classes, the gate's statuses, retries, and records (and observations) crossing between the
+two bindings."""
 
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ from test_client_methods import (  # noqa: F401
     test_sessions_and_close_session,
     test_summarize_writes_records_and_keeps_the_sources,
     test_timeline_is_oldest_first_and_limit_keeps_the_newest,
+)
+from test_client_observations import (  # noqa: F401
+    test_bad_input_is_refused_before_anything_is_sent,
+    test_bad_input_the_server_judges_is_a_typed_error_and_writes_nothing,
+    test_remember_deduplicates_and_every_verb_returns_its_typed_result,
 )
 
 import a2m
@@ -450,6 +456,26 @@ async def test_records_cross_between_rest_and_json_rpc(rest: Opener, mode: str) 
         assert goal is not None
         assert goal.id == created.json()["id"]
         assert goal.metadata == {"namespace": "app", "type": "semantic", "value": {"goal": "ship"}}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_observations_cross_between_rest_and_json_rpc(rest: Opener, mode: str) -> None:
+    """The observation verbs travel on REST's ``memory:{method}`` routes like any method:
+    one remembered over REST deduplicates against the same fact remembered over JSON-RPC."""
+    from a2m_server.server import A2MServer
+    from a2m_testing.servers import serve_http
+
+    wire = Wire()
+    with A2MServer() as server, serve_http(server) as url, A2MClient(url) as rpc:
+        over_rest = rest(mode, url=url, wire=wire)
+        first = await over_rest.remember_observation("Builds run with uv.", tags=["tooling"])
+        assert "POST /a2m/v1/memory:observations/remember" in wire.sent
+        again = rpc.remember_observation("builds run with UV.", weight=2.0)
+        assert (again.id, again.deduplicated, again.weight) == (first.id, True, 3.0)
+        (listed,) = (await over_rest.list_observations()).observations
+        assert (listed.id, listed.weight, listed.tags) == (first.id, 3.0, ["tooling"])
+        actions = [e.action for e in (await over_rest.observation_audit()).entries]
+        assert actions == ["merged", "created"]
 
 
 # --- sharing -----------------------------------------------------------------------------

@@ -208,6 +208,29 @@ async def test_what_the_draft_cannot_carry_is_refused_unsent(env: Env, call: Any
     assert "nothing was sent" in refused.value.message
 
 
+async def test_observations_are_refused_unsent_naming_the_bindings_that_carry_them(
+    env: Env,
+) -> None:
+    """The draft's entry routes cannot carry the observations extension: its verbs are
+    refused before anything is sent, the error says which bindings do carry them, and
+    nothing is written."""
+    await env.draft.describe()
+    before = list(env.wire.sent)
+    for call in (
+        lambda c: c.remember_observation("Builds run with uv.", tags=["tooling"]),
+        lambda c: c.list_observations(),
+        lambda c: c.recall_observations("builds"),
+    ):
+        with pytest.raises(a2m.CapabilityNotSupported) as refused:
+            await call(env.draft)
+        assert "nothing was sent" in refused.value.message
+        assert "JSON-RPC bindings (in-process, stdio, HTTP)" in refused.value.message
+        assert "memory:{method}" in refused.value.message
+        assert refused.value.data == {"extension": "observations"}
+    assert env.wire.sent == before
+    assert env.rpc.list_observations().observations == []
+
+
 @pytest.mark.parametrize(
     "record",
     [

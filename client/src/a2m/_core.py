@@ -513,10 +513,20 @@ class Extensions:
         )
 
 
+_CARRIED_BY = {
+    "observations": (
+        "the JSON-RPC bindings (in-process, stdio, HTTP) and REST's memory:{method} routes "
+        "carry its methods; a server offering only the REST draft's entry routes cannot"
+    )
+}
+"""Where each extension's methods can travel, said when one is refused."""
+
+
 def _refuse_extension(method: str, extension: str, what: str) -> CapabilityNotSupported:
+    carried = _CARRIED_BY.get(extension)
     return CapabilityNotSupported(
         f"{what} needs a server declaring {extension} in describe, which this one does not "
-        "(nothing was sent)",
+        "(nothing was sent)" + (f"; {carried}" if carried else ""),
         method=method,
         data={"extension": extension},
     )
