@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from importlib import import_module, metadata
 from typing import Any
 
+from typing_extensions import Self
+
 from a2m_types import DescribeResult, Record
 
 from ._adapter_steps import Flow, Step, call, drive, drive_async
@@ -85,7 +87,7 @@ class ServerLayout:
     timeline asked for with no ``limit`` (§4.4)."""
 
     @classmethod
-    def of(cls, description: DescribeResult) -> ServerLayout:
+    def of(cls, description: DescribeResult) -> Self:
         tiers: dict[str, str] = {}
         if "tiers" in description.capabilities:
             for tier in description.tiers or []:
