@@ -456,6 +456,7 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
             )
         except ValueError as exc:
             raise _UsageError(_one_line(exc)) from None
+        _log_store(args, config)
         uvicorn_config = uvicorn.Config(
             app,
             host=args.host,
@@ -484,16 +485,21 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
 
 
 def _open_announced(args: argparse.Namespace, config: ServerConfig) -> A2MServer:
-    """The server over ``--db``, saying on stderr which store it opened (info) and that
-    it created one (a warning: a mistyped path otherwise starts an empty memory)."""
-    from .store import is_postgres_url
-
+    """The server over ``--db``, warning on stderr when it created the store: a mistyped
+    path otherwise starts an empty memory without a word."""
     path = _store_path(args.db)
     created = path is not None and not path.exists()
     server = _open_server(args, config)
     if created:
         how = "" if args.db_given else " (no --db given, and $A2M_DB is not set)"
         log.warning("created a new store at %s%s", path, how)
+    return server
+
+
+def _log_store(args: argparse.Namespace, config: ServerConfig) -> None:
+    """Say which store is served, once everything else has been checked (info)."""
+    from .store import is_postgres_url
+
     log.info(
         "store: %s (%s); capabilities: %s%s",
         _describe_store(args.db),
@@ -501,13 +507,13 @@ def _open_announced(args: argparse.Namespace, config: ServerConfig) -> A2MServer
         ",".join(c for c in CAPABILITIES if c in config.capabilities),
         "; read-only" if config.read_only else "",
     )
-    return server
 
 
 def _stdio(args: argparse.Namespace, config: ServerConfig) -> int:
     from .bindings.stdio import run_stdio
 
     server = _open_announced(args, config)
+    _log_store(args, config)
     protocol_out = sys.stdout.buffer
     # Anything printed by mistake would corrupt the JSON-RPC stream; send it to stderr.
     real_stdout, sys.stdout = sys.stdout, sys.stderr
