@@ -39,7 +39,6 @@ from ._fields import (
     TRANSFERRED_KEY,
     TYPE_KEY,
     Row,
-    agent_of,
     row_of,
     row_of_observation,
 )
@@ -62,8 +61,6 @@ SECURITY_HEADERS = {
 }
 WEIGHT_STEP = 0.5
 """How much one click on weight up or down changes it (never below 0)."""
-AGENTS_SCANNED = 2000
-"""Most recent records the agents page counts over, so it stays quick on any store."""
 MAX_FORM_BYTES = 256 * 1024
 AUDIT = "memory/observations/audit"
 UPDATE = "memory/observations/update"
@@ -323,36 +320,30 @@ async def _logout(request: Request, state: _State, session: Session) -> Response
 
 async def _agents(request: Request, state: _State, session: Session) -> Response:
     ctx = _context(state, session)
-    found = await in_worker(_agent_counts, state, ctx)
-    agents, scanned = found
-    return _html(
-        render.agents_page(_ctx(state, session), agents, scanned=scanned, limit=AGENTS_SCANNED)
-    )
+    agents = await in_worker(_agent_counts, state, ctx)
+    return _html(render.agents_page(_ctx(state, session), agents))
 
 
 def _agent_counts(
     state: _State, ctx: CallContext
-) -> tuple[list[tuple[str, int, dict[str, int], dict[str, int]]], int]:
+) -> list[tuple[str, int, dict[str, int], dict[str, int]]]:
+    """Every agent the viewer may read, most records first, with its records per
+    framework and tier: exact, from the counts the store keeps (never a scan)."""
     proto = state.server.protocol
     scope = proto.read_scope(proto.acting_owner(ctx, None))
     with proto.store.reading() as reader:
-        records = reader.select(
-            RecordFilter(scope=scope), order="created_desc", limit=AGENTS_SCANNED
-        )
+        counted = reader.count_by_agent(scope)
     totals: Counter[str] = Counter()
     frameworks: dict[str, Counter[str]] = {}
     tiers: dict[str, Counter[str]] = {}
-    for record in records:
-        agent = agent_of(record)
-        totals[agent] += 1
-        framework = (record.metadata or {}).get("source_framework")
-        frameworks.setdefault(agent, Counter())[str(framework) if framework else ""] += 1
-        tiers.setdefault(agent, Counter())[record.tier or ""] += 1
-    agents = [
+    for count in counted:
+        totals[count.agent] += count.n
+        frameworks.setdefault(count.agent, Counter())[count.framework] += count.n
+        tiers.setdefault(count.agent, Counter())[count.tier or ""] += count.n
+    return [
         (agent, n, dict(frameworks[agent]), dict(tiers[agent]))
         for agent, n in sorted(totals.items(), key=lambda item: (-item[1], item[0]))
     ]
-    return agents, len(records)
 
 
 def _tier_names(state: _State, ctx: CallContext) -> list[str]:

@@ -110,9 +110,6 @@ def login_page(csrf: str, *, next_url: str, failed: bool) -> str:
 def agents_page(
     ctx: PageContext,
     agents: Sequence[tuple[str, int, dict[str, int], dict[str, int]]],
-    *,
-    scanned: int,
-    limit: int,
 ) -> str:
     """The agents the viewer may see, with counts per framework and tier."""
     rows = []
@@ -126,11 +123,6 @@ def agents_page(
             f'<td data-label="Tiers">{_counts(tiers)}</td>'
             "</tr>"
         )
-    note = (
-        f'<p class="note">Counted over the {limit:,} most recent records you may read.</p>'
-        if scanned >= limit
-        else ""
-    )
     table = (
         '<table class="agents"><caption>Agents and what they know</caption>'
         '<thead><tr><th scope="col">Agent</th><th scope="col">Records</th>'
@@ -139,7 +131,7 @@ def agents_page(
         if rows
         else '<p class="empty">No records you may read yet.</p>'
     )
-    body = f'<h1>Agents</h1>{note}{table}<p><a href="/ui/memory">Every record, all agents</a></p>'
+    body = f'<h1>Agents</h1>{table}<p><a href="/ui/memory">Every record, all agents</a></p>'
     return _layout(ctx, "Agents", body)
 
 
