@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,14 @@ from ._guard import (
     html_response,
     page_context,
 )
-from ._listing import SEARCH_LIMIT, BadRequest, Filters, read_page, selector_for
+from ._listing import (
+    SEARCH_LIMIT,
+    BadRequest,
+    Filters,
+    SearchPage,
+    read_page,
+    selector_for,
+)
 from ._sessions import Session, Sessions
 
 __all__ = ["create_ui_app"]
@@ -184,7 +192,7 @@ async def _memory(request: Request, state: State, session: Session) -> Response:
     filters = Filters.from_query(request.query_params, tiers=_tier_names(state, ctx))
     base = request.url.path if raw_agent is None else render.agent_url(agent or "")
     back = base + (f"?{request.url.query}" if request.url.query else "")
-    rows, editable, next_cursor, oldest = await in_worker(_read, state, ctx, filters, agent)
+    listed = await in_worker(_read, state, ctx, filters, agent)
     transferred: list[Row] = []
     if agent and not filters.cursor and not filters.q:
         transferred = await in_worker(_transferred, state, ctx, agent)
@@ -196,13 +204,14 @@ async def _memory(request: Request, state: State, session: Session) -> Response:
             base=base,
             filters=filters,
             tiers=_tier_names(state, ctx),
-            rows=rows,
-            editable=editable,
-            next_cursor=next_cursor,
-            oldest=oldest,
+            rows=listed.rows,
+            editable=listed.editable,
+            next_cursor=listed.next_cursor,
+            oldest=listed.oldest,
             searched=bool(filters.q),
             back=back_to(back),
             transferred=transferred,
+            search=listed.search,
         )
     )
 
@@ -224,13 +233,21 @@ def _transferred(state: State, ctx: CallContext, agent: str) -> list[Row]:
     ]
 
 
-def _read(
-    state: State, ctx: CallContext, filters: Filters, agent: str | None
-) -> tuple[list[Row], list[bool], str | None, bool]:
+@dataclass(frozen=True)
+class _Listed:
+    rows: list[Row]
+    editable: list[bool]
+    next_cursor: str | None
+    oldest: bool
+    search: SearchPage | None
+
+
+def _read(state: State, ctx: CallContext, filters: Filters, agent: str | None) -> _Listed:
     proto = state.server.protocol
     selector = selector_for(proto, ctx, filters, agent)
+    search: SearchPage | None = None
     if filters.q:
-        records = _search(state, ctx, selector, filters)
+        records, search = _search(state, ctx, selector, filters)
         next_cursor, oldest = None, False
     else:
         page = read_page(proto, selector, filters)
@@ -239,7 +256,7 @@ def _read(
     salience = "salience" in ctx.capabilities
     rows = [row_of(r, salience=salience) for r in records]
     editable = [_may_change(r, owner) for r in records]
-    return rows, editable, next_cursor, oldest
+    return _Listed(rows, editable, next_cursor, oldest, search)
 
 
 def _may_change(record: StoredRecord, owner: str | None) -> bool:
@@ -251,14 +268,17 @@ def _may_change(record: StoredRecord, owner: str | None) -> bool:
 
 def _search(
     state: State, ctx: CallContext, selector: RecordFilter, filters: Filters
-) -> list[StoredRecord]:
-    """The server's own recall for the text, then the listing's filters on what it ranked,
-    in its order."""
+) -> tuple[list[StoredRecord], SearchPage]:
+    """One page of the server's own recall for the text, with the listing's filters on
+    what it ranked, in its order. Recall has no cursor: page ``k`` asks it for the best
+    ``k * SEARCH_LIMIT + 1`` (the one past the page says whether another follows), within
+    the server's declared recall limit, and shows the last ``SEARCH_LIMIT``. A tag filter,
+    which ``where`` cannot say, is applied after the recall: it then asks for the limit."""
     proto = state.server.protocol
-    params: dict[str, Any] = {
-        "query": filters.q,
-        "limit": proto.config.limits.max_recall_limit or 1000,
-    }
+    cap = proto.config.limits.max_recall_limit or 1000
+    end = filters.page * SEARCH_LIMIT
+    asked = cap if selector.tags_all else min(cap, end + 1)
+    params: dict[str, Any] = {"query": filters.q, "limit": asked}
     if selector.tier is not None:
         params["tier"] = selector.tier
     where = _recall_where(selector)
@@ -266,11 +286,21 @@ def _search(
         params["where"] = where
     ranked = _call(state, ctx, "memory/recall", params)["records"]
     ids = [r["id"] for r in ranked]
-    if not ids:
-        return []
-    with proto.store.reading() as reader:
-        found = {r.id: r for r in reader.select(selector.with_(ids=ids))}
-    return [found[i] for i in ids if i in found][:SEARCH_LIMIT]
+    found: dict[str, StoredRecord] = {}
+    if ids:
+        with proto.store.reading() as reader:
+            found = {r.id: r for r in reader.select(selector.with_(ids=ids))}
+    matches = [found[i] for i in ids if i in found]
+    start = end - SEARCH_LIMIT
+    # The recall gave all it may: matches past it cannot be reached by paging on.
+    stopped = len(ranked) >= asked and asked == cap
+    place = SearchPage(
+        page=filters.page,
+        first=start + 1,
+        more=len(matches) > end,
+        limit=cap if stopped and len(matches) <= end else None,
+    )
+    return matches[start:end], place
 
 
 def _recall_where(selector: RecordFilter) -> dict[str, Any] | None:
