@@ -30,8 +30,9 @@ TIERS = (
     TierConfig("semantic", kind="semantic", shared=True),
 )  # fmt: skip
 PRINCIPALS = ("alice", "bob")
-AGENTS: tuple[Any, ...] = ("planner", "coder", "", None, 7)
-FRAMEWORKS: tuple[Any, ...] = ("crewai", "langgraph", "", None, ["x"])
+# Names no store can count as they are (a NUL, or the text \u0000) stand for no name.
+AGENTS: tuple[Any, ...] = ("planner", "coder", "", None, 7, "a\x00b", "back\\u0000slash", "é😀")
+FRAMEWORKS: tuple[Any, ...] = ("crewai", "langgraph", "", None, ["x"], "c\x00", "\ue000")
 
 Counts = dict[tuple[str, str, str | None], int]
 
@@ -44,7 +45,10 @@ def _records(db: Path | str) -> list[tuple[str | None, str | None, str | None, i
         import psycopg
 
         plain = where.replace("schema=", "options=-csearch_path%3D")
+        from a2m_server.store._pg_adapt import configure
+
         with psycopg.connect(plain) as pg:
+            configure(pg)  # text read back as the store wrote it (NUL and U+E000 unescaped)
             return list(pg.execute(query).fetchall())  # type: ignore[arg-type]
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:

@@ -4,10 +4,14 @@ independent of the store's size.
 
 A record's agent is its metadata's ``source_agent`` (as every adapter stamps it), else
 its ``observation_agent`` (an observation's tenant), else its owner, else ``""``; its
-framework is ``source_framework``, else ``""``. Only non-empty strings count. The Python
-functions here and the SQL expressions of each store say the same thing: the store adds
-inserted records from Python (one upsert per group, not one per record), and its
-triggers take deletes and changes of tier, owner or metadata."""
+framework is ``source_framework``, else ``""``. Only non-empty strings count, and none
+holding a NUL or the text ``\\u0000`` (SQLite's JSON functions cut a string at its NUL,
+differently by version; what is left out is what its JSON text shows as ``\\u0000``).
+
+The Python functions here and the SQL expressions of each store say the same thing: the
+SQLite store adds inserted records from Python (one upsert per group, not one per
+record), PostgreSQL by a statement trigger; triggers take deletes and changes of tier,
+owner or metadata."""
 
 from __future__ import annotations
 
@@ -37,7 +41,9 @@ FRAMEWORK_KEY = "source_framework"
 
 def _text(metadata: Mapping[str, Any] | None, key: str) -> str:
     value = metadata.get(key) if isinstance(metadata, Mapping) else None
-    return value if isinstance(value, str) else ""
+    if not isinstance(value, str) or "\x00" in value or "\\u0000" in value:
+        return ""
+    return value
 
 
 def agent_of(metadata: Mapping[str, Any] | None, owner: str | None) -> str:
@@ -66,8 +72,10 @@ def tally(
 
 
 def _sqlite_text(row: str, key: str) -> str:
+    # The JSON text holds a NUL as \u0000, and a backslash before "u0000" as \\u0000.
     return (
         f"CASE WHEN json_type({row}.metadata, '$.{key}') = 'text' "
+        f"AND instr({row}.metadata -> '$.{key}', '\\u0000') = 0 "
         f"THEN nullif(json_extract({row}.metadata, '$.{key}'), '') END"
     )
 
@@ -83,8 +91,11 @@ def sqlite_framework(row: str) -> str:
 
 
 def _pg_text(row: str, key: str) -> str:
+    # meta holds a NUL as U+E000 U+E002 (and U+E000 itself as U+E000 U+E001).
     return (
         f"CASE WHEN jsonb_typeof({row}.meta -> '{key}') = 'string' "
+        f"AND strpos({row}.meta ->> '{key}', chr(57344) || chr(57346)) = 0 "
+        f"AND strpos({row}.meta ->> '{key}', '\\u0000') = 0 "
         f"THEN nullif({row}.meta ->> '{key}', '') END"
     )
 
