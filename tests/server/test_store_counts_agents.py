@@ -20,8 +20,9 @@ import pytest
 
 from a2m_server import A2MServer
 from a2m_server.config import ServerConfig, TierConfig
+from a2m_server.store import _pg_schema
 from a2m_server.store._agents import agent_of, framework_of
-from store_backends import resolve_db
+from store_backends import PostgresServer, resolve_db
 
 TIERS = (
     TierConfig("working", kind="working", capacity=4, spill_to="episodic", per_session=True),
@@ -245,3 +246,43 @@ def test_a_version_4_file_gets_agent_counts_on_opening(tmp_path: Path) -> None:
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
     conn.close()
+
+
+def test_a_version_4_postgresql_schema_gets_agent_counts_on_opening(
+    postgres_server: PostgresServer,
+) -> None:
+    """A store migrated before version 5 (its counts table and triggers taken away here,
+    record_counts' own row trigger put back as version 2 made it) is counted on opening,
+    and counts exactly after."""
+    import psycopg
+
+    url = postgres_server.fresh_url()
+    plain = url.replace("schema=", "options=-csearch_path%3D")
+    with A2MServer(ServerConfig(tiers=TIERS), db=url) as server:
+        for owner in PRINCIPALS:
+            records = [
+                {"content": f"{owner} {i}", "tier": TIERS[i % 3].name,
+                 "metadata": {"source_agent": AGENTS[i % 4], "source_framework": "agno"}}
+                for i in range(6)
+            ]  # fmt: skip
+            server.connect(principal=owner).call("memory/remember", {"records": records})
+        expected = {viewer: kept_counts(server, viewer) for viewer in (*PRINCIPALS, None)}
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute("DROP TABLE agent_counts")
+        for trigger in ("records_agents_added", "records_agents_removed", "records_count_moved"):
+            conn.execute(f"DROP TRIGGER {trigger} ON records")  # type: ignore[arg-type]
+        for function in ("a2m_agents_added", "a2m_agents_removed", "a2m_record_moved"):
+            conn.execute(f"DROP FUNCTION {function}")  # type: ignore[arg-type]
+        # record_counts' row trigger as version 2 made it
+        for statement in _pg_schema._V2:
+            if "a2m_record_moved()" in statement:
+                conn.execute(statement)  # type: ignore[arg-type]
+        conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    with A2MServer(ServerConfig(tiers=TIERS), db=url) as server:
+        assert {v: kept_counts(server, v) for v in (*PRINCIPALS, None)} == expected
+        peer = server.connect(principal="alice")
+        found = peer.call("memory/timeline", {"tier": "episodic", "limit": 3})["records"]
+        peer.call("memory/promote", {"ids": [r["id"] for r in found], "tier": "semantic"})
+        assert_exact(server, url, "after migration")
+        tiers = peer.call("memory/describe")["tiers"]
+        assert sum(t["count"] for t in tiers) == sum(kept_counts(server, "alice").values())

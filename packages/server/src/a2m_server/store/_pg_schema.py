@@ -244,8 +244,21 @@ _V5 = [
           AND c.tier_key = d.tier_key;
         RETURN NULL;
     END $$""",
-    f"""CREATE OR REPLACE FUNCTION a2m_agent_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+    # One row trigger for both kinds of count (record_counts' own, of schema v2, is
+    # replaced): a tier move runs one trigger function per row, not two.
+    f"""CREATE OR REPLACE FUNCTION a2m_record_moved() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
+        IF OLD.tier IS DISTINCT FROM NEW.tier OR OLD.owner IS DISTINCT FROM NEW.owner THEN
+            IF OLD.tier IS NOT NULL THEN
+                UPDATE record_counts SET n = n - 1
+                WHERE owner_key = coalesce('=' || OLD.owner, '') AND tier = OLD.tier;
+            END IF;
+            IF NEW.tier IS NOT NULL THEN
+                INSERT INTO record_counts AS c (owner_key, owner, tier, n)
+                VALUES (coalesce('=' || NEW.owner, ''), NEW.owner, NEW.tier, 1)
+                ON CONFLICT (owner_key, tier) DO UPDATE SET n = c.n + 1;
+            END IF;
+        END IF;
         UPDATE agent_counts SET n = n - 1
         WHERE owner_key = coalesce('=' || OLD.owner, '') AND agent = {pg_agent("OLD")}
           AND framework = {pg_framework("OLD")} AND tier_key = coalesce('=' || OLD.tier, '');
@@ -256,18 +269,18 @@ _V5 = [
     END $$""",
     "DROP TRIGGER IF EXISTS records_agents_added ON records",
     "DROP TRIGGER IF EXISTS records_agents_removed ON records",
-    "DROP TRIGGER IF EXISTS records_agents_moved ON records",
+    "DROP TRIGGER IF EXISTS records_count_moved ON records",
     "CREATE TRIGGER records_agents_added AFTER INSERT ON records "
     "REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION a2m_agents_added()",
     "CREATE TRIGGER records_agents_removed AFTER DELETE ON records "
     "REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION a2m_agents_removed()",
     # Row by row, only for rows whose owner, tier, agent or framework changes.
-    "CREATE TRIGGER records_agents_moved AFTER UPDATE OF tier, owner, meta ON records "
+    "CREATE TRIGGER records_count_moved AFTER UPDATE OF tier, owner, meta ON records "
     "FOR EACH ROW WHEN (OLD.tier IS DISTINCT FROM NEW.tier "
     "OR OLD.owner IS DISTINCT FROM NEW.owner "
     f"OR {pg_agent('OLD')} IS DISTINCT FROM {pg_agent('NEW')} "
     f"OR {pg_framework('OLD')} IS DISTINCT FROM {pg_framework('NEW')}) "
-    "EXECUTE FUNCTION a2m_agent_moved()",
+    "EXECUTE FUNCTION a2m_record_moved()",
     "DELETE FROM agent_counts",
     "INSERT INTO agent_counts (owner_key, owner, agent, framework, tier_key, tier, n) "
     f"SELECT {_place('r')}, count(*) FROM records AS r GROUP BY 1, 2, 3, 4, 5, 6",
