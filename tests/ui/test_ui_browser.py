@@ -216,6 +216,16 @@ def test_weight_up_and_down(page: Any, served: Served) -> None:
         "alice-token", "memory/timeline", {"where": {"content": _row_text(page, "fact 128")}}
     )
     assert stored["records"][0]["salience"] == 0.5
+    if "observations" in served.rpc("alice-token", "memory/describe", {}):
+        # Each click is an audited edit of the observation's weight.
+        log = served.rpc(
+            "alice-token",
+            "memory/observations/audit",
+            {"observation_id": stored["records"][0]["id"]},
+        )
+        weights = [(e["before"]["weight"], e["after"]["weight"]) for e in log["entries"][:3]]
+        assert weights == [(1.0, 0.5), (1.5, 1.0), (1.0, 1.5)]  # newest first
+        assert all(e["actor"] == "alice" for e in log["entries"][:3])
 
 
 def _row_text(page: Any, text: str) -> str:

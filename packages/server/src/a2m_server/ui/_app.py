@@ -474,11 +474,7 @@ async def _weight(request: Request, state: State, session: Session) -> Response:
         raise BadRequest("this server keeps no weights (the salience capability is off)")
     record, may_change = await in_worker(_find, state, ctx, record_id)
     _writable(state, record, may_change)
-    amount = WEIGHT_STEP if direction == "up" else -min(WEIGHT_STEP, max(record.salience, 0.0))
-    if amount != 0 and math.isfinite(amount):
-        await in_worker(
-            _call, state, ctx, "memory/reinforce", {"ids": [record_id], "amount": amount}
-        )
+    await in_worker(_reweight, state, ctx, record, direction == "up")
     return await _after_change(request, state, session, ctx, record_id)
 
 
