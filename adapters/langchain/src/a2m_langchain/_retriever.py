@@ -14,8 +14,8 @@ from langchain_core.embeddings import Embeddings
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from a2m import A2MClient, AsyncA2MClient, Record
-from a2m._adapter_owners import Caller, best_per_key
 from a2m._adapter_steps import Flow, drive, drive_async
+from a2m.adapter_support import Caller, best_per_key
 
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import BaseRetriever

@@ -2,7 +2,9 @@
 knowledge-graph tools of ``@modelcontextprotocol/server-memory``, resources and a prompt,
 all over one :class:`~a2m.AsyncA2MClient`.
 
-A2M calls per tool: ``remember`` 1, ``recall`` 1, ``fetch`` ≤ 2, ``timeline`` 1,
+A2M calls per tool: ``remember`` 1, ``recall`` 1 (plus, over an authenticated
+connection, one ``memory/fetch`` per key several principals hold among the results until
+the caller is known: that key's record is the caller's own), ``fetch`` ≤ 2, ``timeline`` 1,
 ``forget`` ≤ 2, ``remember_observation`` 1 where the server offers the ``observations``
 extension (``docs/observations.md``: it deduplicates, weighs and audits), else 2 (read the stored observation, write it back with its weight raised); the graph
 tools as :class:`~a2m_mcp.KnowledgeGraph` states. The first call also sends one ``memory/describe``.

@@ -13,6 +13,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 
 from a2m import A2MError, AsyncA2MClient
+from a2m.adapter_support import Caller, best_per_key, drive_async
 from a2m.errors import ScopeDenied
 
 from ._graph import (
@@ -87,6 +88,7 @@ class A2MTools:
     def __init__(self, client: AsyncA2MClient, config: MemoryConfig | None = None) -> None:
         self.client = client
         self.config = config or MemoryConfig()
+        self._caller = Caller()  # whose record a key several principals hold reads as
         self.graph = KnowledgeGraph(
             client,
             self.config.graph,
@@ -160,9 +162,11 @@ class A2MTools:
         fetch = min(max(limit * TAG_OVERFETCH, limit), MAX_CANDIDATES) if tags else limit
         try:
             result = await self.client.recall(query, limit=fetch, where=where or None)
+            # A key several principals hold is one memory: the caller's own record of it.
+            records = await drive_async(best_per_key(self._caller, result.records, {}), self.client)
         except A2MError as error:
             raise tool_error(error) from None
-        memories = [memory_of(r) for r in result.records]
+        memories = [memory_of(r) for r in records]
         if tags:
             memories = [m for m in memories if set(tags) <= set(m.tags)][:limit]
         return tool_result(
