@@ -6,6 +6,9 @@ The baseline, in the same process and against the same server, is the JSON-RPC c
 reads as much: ``memory/timeline`` with ``limit`` 50. Prints figures, never fails on them::
 
     uv run python tests/benchmarks/bench_ui.py --sizes 1000 100000
+
+The store of each size is written through ``memory/remember`` in batches (the batch write
+path); ``--keep DIR`` keeps it there for the next run.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ import httpx
 from a2m_server import A2MServer
 
 TOKEN = "bench-token"
-BATCH = 500
+BATCH = 1000
+"""Records per `memory/remember` (the server's default max_records_per_call)."""
 AGENTS = ("planner", "researcher", "coder", "reviewer")
 FRAMEWORKS = ("crewai", "langgraph", "autogen", "agno")
 CLASSES = ("decision", "convention", "pattern", "error", "tool-use")
@@ -163,11 +167,11 @@ def browser_loads(
     return found
 
 
-def run(size: int, rounds: int, hops: int) -> None:
+def run(size: int, rounds: int, hops: int, keep: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        db = folder / "bench.db"
-        seeded = seed(db, size)
+        db = (keep or folder) / f"bench-{size}.db"
+        seeded = 0.0 if db.exists() else seed(db, size)
         process, url = serve(db, folder)
         try:
             client = signed_in(url)
@@ -180,14 +184,17 @@ def run(size: int, rounds: int, hops: int) -> None:
                 "last page (agent)": agent + "?cursor=oldest",
                 "agents index": "/ui/",
                 "filtered (class+tag)": agent + "?classification=decision&tag=billing",
+                "search page 1": agent + "?q=ISO+dates",
+                "search page 3": agent + "?q=ISO+dates&page=3",
             }
             rpc = httpx.Client(
                 base_url=url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}
             )
             body = {"jsonrpc": "2.0", "id": 1, "method": "memory/timeline", "params": {"limit": 50}}
             baseline = median_ms(lambda: rpc.post("/", json=body).raise_for_status(), rounds)
+            how = f"seeded in {seeded:.1f} s" if seeded else f"kept in {db.parent}"
             print(
-                f"\n{size:,} records (seeded in {seeded:.1f} s); baseline memory/timeline "
+                f"\n{size:,} records ({how}); baseline memory/timeline "
                 f"limit 50 over JSON-RPC: {baseline:.1f} ms"
             )
             server_ms = {
@@ -213,9 +220,18 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000, 1_000_000])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--hops", type=int, default=20, help="Older links to the deep page")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="a folder to keep each size's store in and reuse on the next run (a 1M-record "
+        "store takes minutes to write)",
+    )
     args = parser.parse_args()
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
     for size in args.sizes:
-        run(size, args.rounds, args.hops)
+        run(size, args.rounds, args.hops, args.keep)
 
 
 if __name__ == "__main__":

@@ -138,7 +138,10 @@ def mode_of(driver: Driver) -> str | None:
 
 async def test_describe_declares_what_the_draft_routes_carry(env: Env) -> None:
     described = await env.draft.describe()
-    assert env.wire.sent == ["GET /a2m/v1/memory:describe"]  # the probe, answered 404
+    assert env.wire.sent == [
+        "GET /a2m/v1/memory:describe",  # the probe, answered 404
+        "GET /a2m/v1/app/wf-42/entries?recursive=false&limit=1&offset=0",  # a draft list?
+    ]
     assert mode_of(env.draft) == "draft"
     assert described.capabilities == ["core", "keys", "embeddings"]
     assert described.methods == DRAFT_METHODS
@@ -149,6 +152,30 @@ async def test_describe_declares_what_the_draft_routes_carry(env: Env) -> None:
     await env.draft.describe()
     await env.draft.timeline()
     assert env.wire.sent.count("GET /a2m/v1/memory:describe") == 1  # decided once
+    assert len([sent for sent in env.wire.sent if "limit=1&" in sent]) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "not_found",
+    [
+        {"text": "404 page not found\n", "headers": {"Content-Type": "text/plain"}},
+        {"json": {"detail": "Not Found"}},
+        {"content": b""},
+    ],
+    ids=["plain text", "json", "empty"],
+)
+async def test_a_server_that_is_not_a2m_is_not_taken_for_the_draft(
+    open_draft: Opener, mode: str, not_found: dict[str, Any]
+) -> None:
+    # Any web server answers 404 to a route it does not have: the draft's own list route
+    # decides, so describe() cannot invent a draft server that is not there.
+    with respx.mock(assert_all_called=False) as router:
+        router.get(url__startswith="http://web.test/").respond(404, **not_found)
+        env = open_draft(mode, url="http://web.test/")
+        with pytest.raises(a2m.A2MError, match="not an A2M"):
+            await env.draft.describe()
+        assert mode_of(env.draft) is None  # still undecided: a later call asks again
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -275,7 +302,7 @@ async def test_remember_writes_one_entry_per_record_in_order(env: Env) -> None:
         },
     ]
     ids = (await env.draft.remember(records)).ids
-    assert env.wire.sent[1:] == [
+    assert env.wire.sent[2:] == [
         "POST /a2m/v1/app/wf-42/entries",
         "POST /a2m/v1/app/wf-42/entries",
         "POST /a2m/v1/other/ns/entries",
@@ -373,6 +400,8 @@ async def test_recall_without_a_query_is_the_newest_entries(env: Env) -> None:
 
 
 async def test_timeline_is_oldest_first_and_pages_through_everything(env: Env) -> None:
+    await env.draft.describe()  # the mode decided: what follows is the timeline's own
+    decided = len(env.wire.sent)
     for start in range(0, 520, 130):
         env.rpc.remember(
             [
@@ -382,7 +411,7 @@ async def test_timeline_is_oldest_first_and_pages_through_everything(env: Env) -
         )
     everything = (await env.draft.timeline()).records
     assert [r.content for r in everything] == [f"turn {n}" for n in range(520)]
-    pages = [s for s in env.wire.sent if s.startswith("GET /a2m/v1/app/wf-42/entries")]
+    pages = [s for s in env.wire.sent[decided:] if s.startswith("GET /a2m/v1/app/wf-42/entries")]
     assert len(pages) == 2  # 500 + 20
     newest = (await env.draft.timeline(limit=3)).records
     assert [r.content for r in newest] == ["turn 517", "turn 518", "turn 519"]
@@ -536,6 +565,9 @@ async def test_one_timeout_covers_every_request_of_a_call(open_draft: Opener, mo
 
     with respx.mock(assert_all_called=False) as router:
         router.get("http://draft.test/a2m/v1/memory:describe").respond(404)
+        router.get("http://draft.test/a2m/v1/app/wf-42/entries").respond(
+            200, json={"entries": [], "total": 0, "next_offset": None}
+        )
         route = router.post("http://draft.test/a2m/v1/app/wf-42/entries").mock(side_effect=slow)
         env = open_draft(mode, url="http://draft.test/", max_retries=0, timeout=0.35)
         await env.draft.describe()

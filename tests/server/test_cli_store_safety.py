@@ -2,7 +2,7 @@
 export of a store that is not there refuses and creates nothing; import checks its dump
 before creating anything; each subcommand takes only its own flags; ``serve`` logs the
 store it opened (a URL without its password) and its capabilities, and says when it
-created one; export and import show progress on a terminal and stay quiet when piped."""
+created one, as ``stdio`` does on its stderr, which never mixes with its JSON-RPC; export and import show progress on a terminal and stay quiet when piped."""
 
 from __future__ import annotations
 
@@ -168,6 +168,28 @@ def test_serve_says_which_store_it_opened_and_created(tmp_path: Path) -> None:
     (line,) = [line for line in stderr.splitlines() if "store: " in line]
     assert f"store: {created} (SQLite); capabilities: core," in line
     assert json.dumps(line)  # one line
+
+
+def test_stdio_says_which_store_it_created_and_keeps_stdout_for_json_rpc(tmp_path: Path) -> None:
+    target = tmp_path / "typo.db"
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "memory/describe"}) + "\n"
+    quiet = subprocess.run(
+        [*A2M_SERVER, "stdio", "--db", str(target)],
+        input=request, capture_output=True, text=True, timeout=TIMEOUT,
+    )  # fmt: skip
+    assert quiet.returncode == 0, quiet.stderr
+    (answer,) = quiet.stdout.splitlines()
+    assert json.loads(answer)["id"] == 1
+    assert f"created a new store at {target}" in quiet.stderr, quiet.stderr
+    assert "store: " not in quiet.stderr  # the opened store is an info line: below warning
+    reopened = subprocess.run(
+        [*A2M_SERVER, "stdio", "--db", str(target), "--log-level", "info"],
+        input=request, capture_output=True, text=True, timeout=TIMEOUT,
+    )  # fmt: skip
+    assert "created a new store" not in reopened.stderr
+    (line,) = [line for line in reopened.stderr.splitlines() if "store: " in line]
+    assert f"store: {target} (SQLite); capabilities: core," in line
+    assert len(reopened.stdout.splitlines()) == 1
 
 
 class socket_port:

@@ -1,5 +1,5 @@
 """The SQLite file's schema version, as the server README states it: a new file records
-the current version (4), and a file from a newer release is refused, naming both
+the current version (5), and a file from a newer release is refused, naming both
 versions, rather than misread, and is left as it was."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ def _version(db: Path) -> str:
     return str(version)
 
 
-def test_a_new_file_records_schema_version_4(tmp_path: Path) -> None:
+def test_a_new_file_records_schema_version_5(tmp_path: Path) -> None:
     db = tmp_path / "new.db"
     A2MServer(db=db).close()
-    assert SCHEMA_VERSION == 4
-    assert _version(db) == "4"
+    assert SCHEMA_VERSION == 5
+    assert _version(db) == "5"
 
 
 def test_a_file_from_a_newer_release_is_refused_and_left_alone(tmp_path: Path) -> None:

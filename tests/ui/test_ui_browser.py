@@ -134,6 +134,33 @@ def test_text_search_uses_the_servers_recall(page: Any, served: Served) -> None:
     assert page.get_by_text("Best matches first").is_visible()
 
 
+def test_text_search_pages_on_to_the_end_of_the_matches(page: Any, served: Served) -> None:
+    login(page, served.url, "alice-token")
+    page.goto(served.url + PLANNER)
+    page.get_by_label("Search").fill("ISO 8601 dates")
+    with page.expect_navigation():
+        page.get_by_label("Search").press("Enter")
+    seen: list[str] = []
+    counts = []
+    while True:
+        contents = _contents(page)
+        counts.append(len(contents))
+        seen += contents
+        more = page.get_by_role("link", name="More matches")
+        if more.count() == 0:
+            break
+        with page.expect_navigation():
+            more.click()
+    assert counts == [50, 50, PLANNER_RECORDS - 100]
+    assert len(set(seen)) == PLANNER_RECORDS  # every planner fact, none twice
+    assert parse_qs(urlsplit(page.url).query)["page"] == ["3"]
+    assert page.locator("p.search-end").inner_text().endswith("That is every match.")
+    shot(page, "search-last-page")
+    page.get_by_role("link", name="Better matches").click()
+    page.wait_for_url(re.compile(r".*page=2.*"))
+    assert len(_contents(page)) == 50
+
+
 def test_inline_edit_saves_in_place_and_shows_in_history(page: Any, served: Served) -> None:
     login(page, served.url, "alice-token")
     page.goto(served.url + PLANNER)
@@ -189,6 +216,16 @@ def test_weight_up_and_down(page: Any, served: Served) -> None:
         "alice-token", "memory/timeline", {"where": {"content": _row_text(page, "fact 128")}}
     )
     assert stored["records"][0]["salience"] == 0.5
+    if "observations" in served.rpc("alice-token", "memory/describe", {}):
+        # Each click is an audited edit of the observation's weight.
+        log = served.rpc(
+            "alice-token",
+            "memory/observations/audit",
+            {"observation_id": stored["records"][0]["id"]},
+        )
+        weights = [(e["before"]["weight"], e["after"]["weight"]) for e in log["entries"][:3]]
+        assert weights == [(1.0, 0.5), (1.5, 1.0), (1.0, 1.5)]  # newest first
+        assert all(e["actor"] == "alice" for e in log["entries"][:3])
 
 
 def _row_text(page: Any, text: str) -> str:

@@ -1,8 +1,9 @@
 """What every framework adapter built on the async client needs and none should write again:
 the client it was given or opens lazily, what it must know of the server, a listing that
 is complete or says it is not, a write that is all or nothing, recalled records as lines
-a model reads, a loud check of the framework interface it is built on, and the step
-driver that runs one flow on the sync and the async client alike."""
+a model reads, a loud check of the framework interface it is built on, the step driver
+that runs one flow on the sync and the async client alike, and which record the caller
+reads where several principals hold one key (:class:`Caller`, :func:`best_per_key`)."""
 
 from __future__ import annotations
 
@@ -16,19 +17,24 @@ from dataclasses import dataclass
 from importlib import import_module, metadata
 from typing import Any
 
+from typing_extensions import Self
+
 from a2m_types import DescribeResult, Record
 
+from ._adapter_owners import Caller, best_per_key
 from ._adapter_steps import Flow, Step, call, drive, drive_async
 from ._async_client import AsyncA2MClient
 from .errors import A2MError, IncompleteListing
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "Caller",
     "ClientSource",
     "Flow",
     "IncompleteListingWarning",
     "ServerLayout",
     "Step",
+    "best_per_key",
     "call",
     "drive",
     "drive_async",
@@ -85,7 +91,7 @@ class ServerLayout:
     timeline asked for with no ``limit`` (§4.4)."""
 
     @classmethod
-    def of(cls, description: DescribeResult) -> ServerLayout:
+    def of(cls, description: DescribeResult) -> Self:
         tiers: dict[str, str] = {}
         if "tiers" in description.capabilities:
             for tier in description.tiers or []:

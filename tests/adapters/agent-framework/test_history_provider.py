@@ -249,3 +249,23 @@ def test_one_provider_serves_several_event_loops(a2m_http_url: str) -> None:
     assert texts[:2] == ["m0", "m1"]
     assert sorted(texts[2:]) == [f"m{n}" for n in range(2, 6)]
     asyncio.run(provider.aclose())
+
+
+async def test_principals_with_one_session_id_keep_their_own_messages(
+    a2m_http_server_factory: Any,
+) -> None:
+    # Over an authenticated connection a session id names each principal's own
+    # conversation: bob's messages, and bob's clear, never reach alice's.
+    url = a2m_http_server_factory(tokens={"alice-token": "alice", "bob-token": "bob"})
+    async with (
+        AsyncA2MClient(url, token="alice-token") as alice,
+        AsyncA2MClient(url, token="bob-token") as bob,
+    ):
+        mine, theirs = A2MHistoryProvider(alice), A2MHistoryProvider(bob)
+        await mine.save_messages("s1", [Message(role="user", contents=["alice says hi"])])
+        await theirs.save_messages("s1", [Message(role="user", contents=["bob says hi"])])
+        assert [m.text for m in await mine.get_messages("s1")] == ["alice says hi"]
+        assert [m.text for m in await theirs.get_messages("s1")] == ["bob says hi"]
+        await theirs.clear("s1")
+        assert [m.text for m in await mine.get_messages("s1")] == ["alice says hi"]
+        assert await theirs.get_messages("s1") == []

@@ -5,9 +5,6 @@ are, before anything is written."""
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import pytest
 from agno.db.schemas.memory import UserMemory
 from agno.knowledge.document import Document
@@ -16,33 +13,15 @@ from agno_fake_embedder import FakeEmbedder
 from a2m import A2MClient, A2MError
 from a2m.adapter import UnstorableValue
 from a2m_agno import A2MDb, A2MVectorDb
+from a2m_testing.hostile import HOSTILE_VALUES
 
 
-def _deep(levels: int) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for _ in range(levels):
-        value = {"a": value}
-    return value
-
-
-HOSTILE: dict[str, Any] = {
-    "nan": math.nan,
-    "set": {1, 2},
-    "bytes": b"\x00\x01",
-    "tuple": (1, 2),
-    "int key": {1: "one"},
-    "lone surrogate": "\ud800",
-    "ten thousand levels": _deep(10_000),
-    "object": object(),
-}
-
-
-@pytest.mark.parametrize("label", list(HOSTILE))
+@pytest.mark.parametrize("label", list(HOSTILE_VALUES))
 def test_a_memory_a2m_cannot_carry_is_refused_unwritten(client: A2MClient, label: str) -> None:
     db = A2MDb(client)
     memories = [
         UserMemory(memory_id="fine", memory="fine", user_id="ada"),
-        UserMemory(memory_id="bad", memory="bad", user_id="ada", feedback=HOSTILE[label]),
+        UserMemory(memory_id="bad", memory="bad", user_id="ada", feedback=HOSTILE_VALUES[label]),
     ]
     with pytest.raises(UnstorableValue) as caught:
         db.upsert_memories(memories)
@@ -62,7 +41,7 @@ def test_a_chunk_a2m_cannot_carry_is_refused_unwritten(client: A2MClient, label:
     vectors = A2MVectorDb(client, embedder=FakeEmbedder())
     documents = [
         Document(content="fine chunk", name="doc"),
-        Document(content="bad chunk", name="doc", meta_data={"k": HOSTILE[label]}),
+        Document(content="bad chunk", name="doc", meta_data={"k": HOSTILE_VALUES[label]}),
     ]
     with pytest.raises(UnstorableValue):
         vectors.insert("hash-1", documents)

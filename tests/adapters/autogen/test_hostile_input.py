@@ -4,9 +4,6 @@ but A2M cannot carry exactly are refused with ``a2m.adapter.UnstorableValue`` (a
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import pytest
 from autogen_core.memory import MemoryContent, MemoryMimeType
 from autogen_core.models import UserMessage
@@ -14,46 +11,28 @@ from autogen_core.models import UserMessage
 from a2m import A2MError, AsyncA2MClient
 from a2m.adapter import UnstorableValue
 from a2m_autogen import A2MChatCompletionContext, A2MMemory
+from a2m_testing.hostile import HOSTILE_VALUES
 
 pytestmark = pytest.mark.anyio
-
-
-def _deep(levels: int) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for _ in range(levels):
-        value = {"a": value}
-    return value
-
-
-HOSTILE: dict[str, Any] = {
-    "nan": math.nan,
-    "set": {1, 2},
-    "bytes": b"\x00\x01",
-    "tuple": (1, 2),
-    "int key": {1: "one"},
-    "lone surrogate": "\ud800",
-    "ten thousand levels": _deep(10_000),
-    "object": object(),
-}
 
 
 async def _count(client: AsyncA2MClient) -> int:
     return len((await client.timeline(limit=1000)).records)
 
 
-@pytest.mark.parametrize("label", list(HOSTILE))
+@pytest.mark.parametrize("label", list(HOSTILE_VALUES))
 async def test_content_a2m_cannot_carry_is_refused_unwritten(
     client: AsyncA2MClient, label: str
 ) -> None:
     memory = A2MMemory(client, namespace="app/hostile")
     fine = MemoryContent(content="fine", mime_type=MemoryMimeType.TEXT)
     bad = MemoryContent(
-        content="bad", mime_type=MemoryMimeType.TEXT, metadata={"k": HOSTILE[label]}
+        content="bad", mime_type=MemoryMimeType.TEXT, metadata={"k": HOSTILE_VALUES[label]}
     )
     with pytest.raises(UnstorableValue, match="metadata") as caught:
         await memory.add_many([fine, bad])
     assert isinstance(caught.value, A2MError)
-    structured = MemoryContent(content={"k": HOSTILE[label]}, mime_type=MemoryMimeType.JSON)
+    structured = MemoryContent(content={"k": HOSTILE_VALUES[label]}, mime_type=MemoryMimeType.JSON)
     with pytest.raises(UnstorableValue, match="content"):
         await memory.add(structured)
     assert await _count(client) == 0

@@ -5,7 +5,6 @@ they are, before anything is written: never a bare ``RecursionError`` or
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pytest
@@ -14,42 +13,25 @@ from crewai.memory.types import MemoryRecord
 from a2m import A2MError
 from a2m.adapter import UnstorableValue
 from a2m_crewai import A2MStorage
+from a2m_testing.hostile import HOSTILE_VALUES
 
 
-def _deep(levels: int) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for _ in range(levels):
-        value = {"a": value}
-    return value
-
-
-HOSTILE: dict[str, Any] = {
-    "nan": math.nan,
-    "infinity": -math.inf,
-    "set": {1, 2},
-    "bytes": b"\x00\x01",
-    "tuple": (1, 2),
-    "int key": {1: "one"},
-    "lone surrogate": "\ud800",
-    "ten thousand levels": _deep(10_000),
-    "object": object(),
-}
-
-
-@pytest.mark.parametrize("label", list(HOSTILE))
+@pytest.mark.parametrize("label", list(HOSTILE_VALUES))
 def test_a_value_a2m_cannot_carry_is_refused_before_anything_is_written(
     storage_factory: Any, label: str
 ) -> None:
     storage: A2MStorage = storage_factory()
     fine = MemoryRecord(content="a fine record", scope="/crew")
-    hostile = MemoryRecord(content="a hostile one", scope="/crew", metadata={"k": HOSTILE[label]})
+    hostile = MemoryRecord(
+        content="a hostile one", scope="/crew", metadata={"k": HOSTILE_VALUES[label]}
+    )
     with pytest.raises(UnstorableValue, match="metadata of record") as caught:
         storage.save([fine, hostile])
     assert isinstance(caught.value, A2MError)
     assert storage.count() == 0, "the batch wrote nothing"
     storage.save([fine])
     with pytest.raises(UnstorableValue):
-        storage.update(fine.model_copy(update={"metadata": {"k": HOSTILE[label]}}))
+        storage.update(fine.model_copy(update={"metadata": {"k": HOSTILE_VALUES[label]}}))
     kept = storage.get_record(fine.id)
     assert kept is not None
     assert kept.metadata == {}

@@ -6,9 +6,6 @@ error or a silent change."""
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import pytest
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, HumanMessage
@@ -17,41 +14,26 @@ from langchain_support import WordEmbeddings
 from a2m import A2MClient, A2MError
 from a2m.adapter import UnstorableValue
 from a2m_langchain import A2MChatMessageHistory, A2MVectorStore
+from a2m_testing.hostile import HOSTILE_VALUES
 
 
-def _deep(levels: int) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for _ in range(levels):
-        value = {"a": value}
-    return value
-
-
-HOSTILE: dict[str, Any] = {
-    "nan": math.nan,
-    "set": {1, 2},
-    "bytes": b"\x00\x01",
-    "tuple": (1, 2),
-    "int key": {1: "one"},
-    "lone surrogate": "\ud800",
-    "ten thousand levels": _deep(10_000),
-    "object": object(),
-}
-
-
-@pytest.mark.parametrize("label", list(HOSTILE))
+@pytest.mark.parametrize("label", list(HOSTILE_VALUES))
 def test_a_document_a2m_cannot_carry_is_refused_unwritten(client: A2MClient, label: str) -> None:
     store = A2MVectorStore(WordEmbeddings(), client=client)
-    documents = [Document("fine"), Document("hostile", metadata={"k": HOSTILE[label]})]
+    documents = [Document("fine"), Document("hostile", metadata={"k": HOSTILE_VALUES[label]})]
     with pytest.raises(UnstorableValue, match="meta") as caught:
         store.add_documents(documents, ids=["a", "b"])
     assert isinstance(caught.value, A2MError)
     assert store.get_by_ids(["a", "b"]) == []
 
 
-@pytest.mark.parametrize("label", list(HOSTILE))
+@pytest.mark.parametrize("label", list(HOSTILE_VALUES))
 def test_a_message_a2m_cannot_carry_is_refused_unwritten(client: A2MClient, label: str) -> None:
     history = A2MChatMessageHistory("hostile", client)
-    messages = [HumanMessage("hi"), AIMessage("hello", additional_kwargs={"k": HOSTILE[label]})]
+    messages = [
+        HumanMessage("hi"),
+        AIMessage("hello", additional_kwargs={"k": HOSTILE_VALUES[label]}),
+    ]
     with pytest.raises(UnstorableValue, match=r"messages\[1\]"):
         history.add_messages(messages)
     assert history.messages == []

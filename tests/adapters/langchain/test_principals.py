@@ -11,8 +11,8 @@ from langchain_core.documents import Document
 from langchain_core.messages import HumanMessage
 from langchain_support import WordEmbeddings
 
-from a2m import A2MClient
-from a2m_langchain import A2MChatMessageHistory, A2MVectorStore
+from a2m import A2MClient, AsyncA2MClient
+from a2m_langchain import A2MChatMessageHistory, A2MRetriever, A2MVectorStore
 from a2m_server.server import A2MServer
 from a2m_testing.servers import serve_http
 
@@ -48,3 +48,37 @@ def test_chat_histories_of_one_session_stay_apart(url: str) -> None:
         A2MChatMessageHistory("s1", bob).add_messages([HumanMessage("bob says hi")])
         assert [m.content for m in A2MChatMessageHistory("s1", alice).messages] == ["alice says hi"]
         assert [m.content for m in A2MChatMessageHistory("s1", bob).messages] == ["bob says hi"]
+
+
+def test_the_retriever_reads_each_key_once_as_its_caller_reads_it(url: str) -> None:
+    # A2MRetriever reads across frameworks: a key two principals hold is one memory, and
+    # the caller's own record of it is the one it gets, as memory/fetch gives it (§4.9).
+    embeddings = WordEmbeddings()
+    with A2MClient(url, token="token-a") as alice, A2MClient(url, token="token-b") as bob:
+        A2MVectorStore(embeddings, client=alice).add_documents(
+            [Document("alice's notes about cats")], ids=["d1"]
+        )
+        A2MVectorStore(embeddings, client=bob).add_documents(
+            [Document("bob's notes about cats"), Document("bob's cats list")], ids=["d1", "d2"]
+        )
+        for client, own in ((alice, "alice's notes about cats"), (bob, "bob's notes about cats")):
+            retriever = A2MRetriever(client=client, k=5)  # fresh: knows nobody yet
+            for _ in range(2):  # and again, once the caller may be known
+                documents = retriever.invoke("cats")
+                at_d1 = [d for d in documents if d.metadata["key"] == "langchain/documents/d1"]
+                assert [d.page_content for d in at_d1] == [own]
+                assert len({d.id for d in documents}) == len(documents)
+        mine = A2MRetriever(client=alice, k=5).invoke("cats")
+        assert "bob's cats list" in [d.page_content for d in mine]  # reads still cross owners
+
+
+async def test_the_async_retriever_reads_each_key_once_as_its_caller_reads_it(url: str) -> None:
+    embeddings = WordEmbeddings()
+    with A2MClient(url, token="token-a") as alice, A2MClient(url, token="token-b") as bob:
+        A2MVectorStore(embeddings, client=alice).add_documents(
+            [Document("alice's cats")], ids=["d1"]
+        )
+        A2MVectorStore(embeddings, client=bob).add_documents([Document("bob's cats")], ids=["d1"])
+    async with AsyncA2MClient(url, token="token-a") as client:
+        documents = await A2MRetriever(async_client=client, k=5).ainvoke("cats")
+    assert [d.page_content for d in documents] == ["alice's cats"]

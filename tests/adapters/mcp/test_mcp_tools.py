@@ -342,3 +342,31 @@ async def test_graph_prefix_is_shared_between_namespaces(a2m: AsyncA2MClient) ->
         graph = await call(second, "read_graph")
         assert [e["name"] for e in graph.structured_content["entities"]] == ["X"]
     assert CONFIG.graph == "mcp/graph"
+
+
+async def test_recall_reads_the_callers_own_record_where_principals_share_a_key(
+    store: A2MServer,
+) -> None:
+    # Keys are unique per owner (§3.6): alice and bob may each hold mcp/team/city in a
+    # shared tier. Each one's recall shows that memory once, as its own.
+    from a2m_testing.servers import serve_http
+
+    config = MemoryConfig(namespace="mcp", org="acme", project="billing")
+    tokens = {"alice-token": "alice", "bob-token": "bob"}
+    with serve_http(store, tokens=tokens) as url:
+        async with (
+            AsyncA2MClient(url, token="alice-token") as alice,
+            AsyncA2MClient(url, token="bob-token") as bob,
+        ):
+            for client, city in ((alice, "Lisbon"), (bob, "Oslo")):
+                async with Client(build_server(client, config)) as mcp:
+                    await call(
+                        mcp, "remember", content=f"the team sits in {city}", key="team/city",
+                        tier="semantic",
+                    )  # fmt: skip
+            for client, city in ((alice, "Lisbon"), (bob, "Oslo")):
+                async with Client(build_server(client, config)) as mcp:
+                    found = await call(mcp, "recall", query="team city", limit=10)
+                    memories = found.structured_content["memories"]
+                    at_key = [m for m in memories if m["key"] == "mcp/team/city"]
+                    assert [m["content"] for m in at_key] == [f"the team sits in {city}"]

@@ -222,3 +222,25 @@ def test_one_session_serves_several_event_loops(a2m_http_url: str) -> None:
     assert texts[:4] == ["first", "one", "second", "two"]
     assert sorted(texts[4:]) == [f"thread {n}" for n in range(4)]
     asyncio.run(session.aclose())
+
+
+async def test_principals_with_one_session_id_keep_their_own_items(
+    a2m_http_server_factory,  # type: ignore[no-untyped-def]
+) -> None:
+    # Over an authenticated connection a session id names each principal's own
+    # conversation: bob's items, and bob's pops and clears, never reach alice's.
+    url = a2m_http_server_factory(tokens={"alice-token": "alice", "bob-token": "bob"})
+    async with (
+        AsyncA2MClient(url, token="alice-token") as alice,
+        AsyncA2MClient(url, token="bob-token") as bob,
+    ):
+        mine, theirs = A2MSession("s1", alice), A2MSession("s1", bob)
+        await mine.add_items([{"role": "user", "content": "alice says hi"}])
+        await theirs.add_items([{"role": "user", "content": "bob says hi"}])
+        assert [i["content"] for i in await mine.get_items()] == ["alice says hi"]
+        assert [i["content"] for i in await theirs.get_items()] == ["bob says hi"]
+        assert (await theirs.pop_item())["content"] == "bob says hi"  # type: ignore[index]
+        await theirs.clear_session()
+        assert [i["content"] for i in await A2MSession("s1", alice).get_items()] == [
+            "alice says hi"
+        ]

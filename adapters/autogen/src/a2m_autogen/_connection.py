@@ -14,7 +14,8 @@ from typing import Any, Literal, TypeVar
 from autogen_core import CancellationToken
 from pydantic import BaseModel, Field, SecretStr
 
-from a2m import AsyncA2MClient, DescribeResult, IncompleteListing, Record
+from a2m import AsyncA2MClient, IncompleteListing, Record
+from a2m.adapter_support import ServerLayout
 
 __all__ = ["ConnectionConfig", "Link", "StoreLayout", "cancellable", "every_record"]
 
@@ -70,30 +71,10 @@ def open_client(config: ConnectionConfig, namespace: str) -> AsyncA2MClient:
 
 
 @dataclass(frozen=True)
-class StoreLayout:
-    """What the adapter needs to know of the server: its capabilities, its batch and recall
-    limits, and which tier holds each memory kind."""
-
-    capabilities: frozenset[str]
-    tier_for_kind: dict[str, str]
-    max_records_per_call: int
-    max_recall_limit: int
-    recall_declared: bool = True
-    """Whether the server declares ``max_recall_limit`` (else a timeline without ``limit``
-    carries every record it selects, spec §4.4)."""
-
-    @classmethod
-    def of(cls, description: DescribeResult) -> StoreLayout:
-        tiers: dict[str, str] = {}
-        for tier in description.tiers or []:
-            if tier.kind is not None:
-                tiers.setdefault(tier.kind, tier.name)
-        limits = description.limits
-        per_call = (limits.max_records_per_call if limits else None) or 100
-        declared = (limits.max_recall_limit if limits else None) is not None
-        recall = (limits.max_recall_limit if limits else None) or 1000
-        capabilities = frozenset(description.capabilities) | {"core"}
-        return cls(capabilities, tiers, per_call, recall, declared)
+class StoreLayout(ServerLayout):
+    """What the adapter needs to know of the server (:class:`a2m.adapter_support.
+    ServerLayout`: its capabilities, batch and recall limits, the tier of each memory
+    kind), and how a transcript is selected there."""
 
     @property
     def keys(self) -> bool:
@@ -176,7 +157,7 @@ async def every_record(
     :class:`~a2m.IncompleteListing` warning when that cap is reached."""
     limit = layout.max_recall_limit
     if not await client.pages_by_cursor():
-        if not layout.recall_declared:
+        if not layout.recall_limit_declared:
             return (await client.timeline(**selector)).records
         found = (await client.timeline(limit=limit, **selector)).records
         if len(found) >= limit:

@@ -41,7 +41,7 @@ def _checked(limit: int | None) -> int | None:
 def _beyond_one_call(layout: Layout, limit: int | None) -> bool:
     """Whether one timeline may not carry what is asked: all of a conversation, or more
     messages than the server's declared ``max_recall_limit``."""
-    if not layout.recall_declared:
+    if not layout.recall_limit_declared:
         return False
     return limit is None or limit > layout.max_recall_limit
 
@@ -171,7 +171,7 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
 
     def _timeline(self, layout: Layout, limit: int | None) -> dict[str, Any]:
         params: dict[str, Any] = {"where": transcript_where(self.provenance, self.session_id)}
-        if layout.recall_declared:
+        if layout.recall_limit_declared:
             params["limit"] = (
                 layout.max_recall_limit if limit is None else min(limit, layout.max_recall_limit)
             )

@@ -13,8 +13,9 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
-from a2m import A2MClient, AsyncA2MClient, DescribeResult, Record
+from a2m import A2MClient, AsyncA2MClient, Record
 from a2m.adapter import check_storable
+from a2m.adapter_support import ServerLayout
 from a2m.errors import CapabilityNotSupported, InvalidParams
 from a2m_types.rest import InvalidNamespace, validate_namespace
 
@@ -46,32 +47,9 @@ def new_id() -> str:
 
 
 @dataclass(frozen=True)
-class Layout:
-    """What this package needs to know of a server, read once from ``memory/describe``."""
-
-    capabilities: frozenset[str]
-    tier_for_kind: dict[str, str]
-    max_records_per_call: int
-    max_recall_limit: int
-    recall_declared: bool = True
-    """Whether the server declares ``max_recall_limit`` (else 1000 is this side's page,
-    and a timeline without ``limit`` carries every record it selects, spec §4.4)."""
-
-    @classmethod
-    def of(cls, description: DescribeResult) -> Layout:
-        tiers: dict[str, str] = {}
-        if "tiers" in description.capabilities:
-            for tier in description.tiers or []:
-                if tier.kind is not None:
-                    tiers.setdefault(tier.kind, tier.name)
-        limits = description.limits
-        per_call = limits.max_records_per_call if limits and limits.max_records_per_call else 100
-        declared = bool(limits and limits.max_recall_limit)
-        recall = limits.max_recall_limit if limits and limits.max_recall_limit else 1000
-        return cls(frozenset(description.capabilities), tiers, per_call, recall, declared)
-
-    def supports(self, capability: str) -> bool:
-        return capability in self.capabilities
+class Layout(ServerLayout):
+    """What this package needs to know of a server, read once from ``memory/describe``
+    (:class:`a2m.adapter_support.ServerLayout`), and its refusal of what the server lacks."""
 
     def require(self, capability: str, why: str) -> None:
         """Refuse, before anything is sent, what this server cannot do."""

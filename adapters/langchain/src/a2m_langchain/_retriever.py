@@ -11,9 +11,11 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
-from a2m import A2MClient, AsyncA2MClient
+from a2m import A2MClient, AsyncA2MClient, Record
+from a2m._adapter_steps import Flow, drive, drive_async
+from a2m.adapter_support import Caller, best_per_key
 
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import BaseRetriever
@@ -23,7 +25,9 @@ __all__ = ["A2MRetriever"]
 
 
 class A2MRetriever(BaseRetriever):
-    """Documents from an A2M store, most relevant first: one ``memory/recall`` per query.
+    """Documents from an A2M store, most relevant first: one ``memory/recall`` per query,
+    plus, over an authenticated connection where several principals hold one key among
+    the results, one ``memory/fetch`` per such key until the caller is known.
 
     Lexical by default (the server ranks the query text); with ``embeddings`` the query is
     embedded caller-side and ranked against the vectors the records carry (stored verbatim,
@@ -36,7 +40,11 @@ class A2MRetriever(BaseRetriever):
     Each document carries the record's text as ``page_content``, its id as ``id``, and in
     ``metadata`` the id, key, score and provenance (``source_framework``,
     ``source_agent``, ``namespace``, ``session``, ``owner``, ``role``, ``created_at``)
-    plus the record's own metadata under ``metadata``."""
+    plus the record's own metadata under ``metadata``.
+
+    A key several principals hold (keys are unique per owner, §3.6) is one memory: the
+    retriever returns the record ``memory/fetch`` would give its caller (its own, else the
+    unowned one, else the newest), once, at the rank of the key's best-ranked record."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -48,6 +56,7 @@ class A2MRetriever(BaseRetriever):
     namespaces: list[str] | None = None
     key_prefix: str | None = None
     embeddings: Embeddings | None = None
+    _caller: Caller = PrivateAttr(default_factory=Caller)
 
     @model_validator(mode="after")
     def _sort(self) -> A2MRetriever:
@@ -86,7 +95,8 @@ class A2MRetriever(BaseRetriever):
         params = self._params(query, kwargs)
         if self.embeddings is not None:
             params["embedding"] = self.embeddings.embed_query(query)
-        return [retrieved_document(record) for record in client.recall(**params).records]
+        records = drive(self._once_per_key(client.recall(**params).records), client)
+        return [retrieved_document(record) for record in records]
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
@@ -96,4 +106,8 @@ class A2MRetriever(BaseRetriever):
         if self.embeddings is not None:
             params["embedding"] = await self.embeddings.aembed_query(query)
         result = await client.recall(**params)
-        return [retrieved_document(record) for record in result.records]
+        records = await drive_async(self._once_per_key(result.records), client)
+        return [retrieved_document(record) for record in records]
+
+    def _once_per_key(self, records: list[Record]) -> Flow[list[Record]]:
+        return best_per_key(self._caller, records, {})

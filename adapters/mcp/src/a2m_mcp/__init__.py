@@ -6,7 +6,8 @@ A2M server (token from ``A2M_TOKEN``); ``--transport http`` serves streamable HT
 Python, :func:`build_server` puts the same tools over any :class:`~a2m.AsyncA2MClient`."""
 
 from ._graph import Entity, EntityNotFound, Graph, KnowledgeGraph, Relation
-from ._server import A2MTools, MemoryConfig, build_server
+from ._server import build_server
+from ._tools import A2MTools, MemoryConfig
 
 __all__ = [
     "A2MTools",

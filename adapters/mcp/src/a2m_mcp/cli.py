@@ -23,7 +23,8 @@ from a2m import AsyncA2MClient
 
 from ._graph import KnowledgeGraph
 from ._import import import_graph_file
-from ._server import MemoryConfig, build_server
+from ._server import build_server
+from ._tools import MemoryConfig
 
 log = logging.getLogger("a2m_mcp")
 

@@ -171,6 +171,12 @@ class Draft:
             "embeddings": {"dimensions": None, "metric": "cosine"},
         }
 
+    def confirm(self, method: str) -> Steps[None]:
+        """Ask the draft's list route for one entry of the default namespace: a draft
+        server answers with an entry list; anything else raises what its reply says (a
+        plain 404: nothing answers A2M at this URL)."""
+        yield from self._page(method, _Scope(self.namespace, recursive=False, type=None), 0, 1)
+
     def steps(self, method: str, params: dict[str, Any]) -> Steps[Any]:
         """The HTTP calls ``method`` takes; refusals are raised before the first one."""
         handler = self._handlers.get(method)

@@ -40,15 +40,9 @@ from a2m_types import PROTOCOL_HEADER, PROTOCOL_VERSION
 
 from ._base import AsyncTransport, Transport, decode_message, encode_message
 from ._hints import check_url, connect_error, status_cause
-from ._http1 import (
-    MAX_CONNECTIONS,
-    MAX_IDLE,
-    AsyncPool,
-    Origin,
-    SyncPool,
-    async_supported,
-    check_max_connections,
-)
+from ._http1 import MAX_CONNECTIONS, MAX_IDLE, Origin, check_max_connections
+from ._http1_async import AsyncPool, async_supported
+from ._http1_sync import SyncPool
 
 __all__ = ["AsyncHTTPTransport", "HTTPTransport", "use_httpx", "use_httpx_while"]
 

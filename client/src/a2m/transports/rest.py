@@ -5,8 +5,10 @@ it speaks.
 Which REST a server offers is decided once, lazily, by the first request:
 ``GET /a2m/v1/memory:describe``. A server answering it offers every A2M method as
 ``POST /a2m/v1/memory:{method}`` (*full* mode: the params are the body, a ``200`` body is
-the result). One answering ``404`` or ``405`` offers only the REST draft's routes (*draft*
-mode, see :mod:`a2m.transports._rest_draft`): describe then declares what those routes can
+the result). One answering ``404`` or ``405`` whose draft list route (``GET
+/a2m/v1/{namespace}/entries``) answers with an entry list offers only the REST draft's
+routes (*draft* mode, see :mod:`a2m.transports._rest_draft`); one whose list route fails
+too is not an A2M server, and the first call raises what that reply says. describe then declares what those routes can
 carry, and the rest is refused before anything is sent.
 
 A REST error body (``{code, message, a2m_code?, data?}``) becomes the JSON-RPC error of its
@@ -83,6 +85,9 @@ class _Exchanges:
         if self.mode is None:
             reply = yield HttpCall("GET", "memory:describe")
             if reply.status in (404, 405) and not is_html(reply.content, reply.headers):
+                # Any web server answers 404 to a route it lacks: only the draft's own list
+                # route answering as the draft does makes this a draft server.
+                yield from self.draft.confirm(method)
                 self.mode = "draft"
             else:
                 described = expect(reply, method)

@@ -432,7 +432,6 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
 
     from .auth import TokenFileError, load_tokens
     from .bindings.http import create_app
-    from .store import is_postgres_url
 
     tokens = None
     if args.tokens is not None:
@@ -446,12 +445,7 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
             "write the store; bind 127.0.0.1 or pass --tokens FILE",
             args.host,
         )
-    path = _store_path(args.db)
-    created = path is not None and not path.exists()
-    server = _open_server(args, config)
-    if created:
-        how = "" if args.db_given else " (no --db given, and $A2M_DB is not set)"
-        log.warning("created a new store at %s%s", path, how)
+    server = _open_announced(args, config)
     try:
         try:
             app = create_app(
@@ -462,13 +456,7 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
             )
         except ValueError as exc:
             raise _UsageError(_one_line(exc)) from None
-        log.info(
-            "store: %s (%s); capabilities: %s%s",
-            _describe_store(args.db),
-            "PostgreSQL" if is_postgres_url(args.db) else "SQLite",
-            ",".join(c for c in CAPABILITIES if c in config.capabilities),
-            "; read-only" if config.read_only else "",
-        )
+        _log_store(args, config)
         uvicorn_config = uvicorn.Config(
             app,
             host=args.host,
@@ -496,10 +484,36 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
     return EXIT_OK
 
 
+def _open_announced(args: argparse.Namespace, config: ServerConfig) -> A2MServer:
+    """The server over ``--db``, warning on stderr when it created the store: a mistyped
+    path otherwise starts an empty memory without a word."""
+    path = _store_path(args.db)
+    created = path is not None and not path.exists()
+    server = _open_server(args, config)
+    if created:
+        how = "" if args.db_given else " (no --db given, and $A2M_DB is not set)"
+        log.warning("created a new store at %s%s", path, how)
+    return server
+
+
+def _log_store(args: argparse.Namespace, config: ServerConfig) -> None:
+    """Say which store is served, once everything else has been checked (info)."""
+    from .store import is_postgres_url
+
+    log.info(
+        "store: %s (%s); capabilities: %s%s",
+        _describe_store(args.db),
+        "PostgreSQL" if is_postgres_url(args.db) else "SQLite",
+        ",".join(c for c in CAPABILITIES if c in config.capabilities),
+        "; read-only" if config.read_only else "",
+    )
+
+
 def _stdio(args: argparse.Namespace, config: ServerConfig) -> int:
     from .bindings.stdio import run_stdio
 
-    server = _open_server(args, config)
+    server = _open_announced(args, config)
+    _log_store(args, config)
     protocol_out = sys.stdout.buffer
     # Anything printed by mistake would corrupt the JSON-RPC stream; send it to stderr.
     real_stdout, sys.stdout = sys.stdout, sys.stderr

@@ -4,6 +4,7 @@ PostgreSQL with pgvector (:mod:`a2m_server.store.postgres`, needs ``a2m-server[p
 from ._json_text import dump_json
 from ._open import is_postgres_url, open_store
 from .base import (
+    AgentCount,
     EventRow,
     NewRecord,
     RecordFilter,
@@ -18,6 +19,7 @@ from .base import (
 from .sqlite import SQLiteStore
 
 __all__ = [
+    "AgentCount",
     "EventRow",
     "NewRecord",
     "RecordFilter",

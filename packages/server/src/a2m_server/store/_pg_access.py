@@ -14,13 +14,14 @@ import numpy.typing as npt
 
 from ._audit import PgAuditReading, PgAuditWriting
 from ._pg_adapt import Float4Vector, Float8Array
+from ._pg_counts import agent_counts, kept_counts
 from ._pg_counts import answers as counts_answer
-from ._pg_counts import kept_counts
 from ._pg_filter import Sql, add_scope, build_filter, dump_json, jsonb_text
 from ._pg_lexical import lexical_search
 from ._pg_text import tsvector
 from .base import (
     RECORD_COLUMNS,
+    AgentCount,
     EventRow,
     NewRecord,
     RecordFilter,
@@ -216,6 +217,9 @@ class PgReader(PgAuditReading, StoreReader):
             sql.params,
         )
         return {tier: int(count) for tier, count in rows if tier is not None}
+
+    def count_by_agent(self, scope: Scope | None) -> list[AgentCount]:
+        return agent_counts(self._rows, scope, self._now)
 
     def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
         sql = build_filter(where, self._now)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ._agents import pg_agent, pg_framework
 from ._pg_filter import Sql, add_scope
-from .base import RecordFilter
+from .base import AgentCount, RecordFilter, Scope
 
-__all__ = ["answers", "kept_counts"]
+__all__ = ["agent_counts", "answers", "kept_counts"]
 
 Rows = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 
@@ -47,3 +48,27 @@ def kept_counts(rows: Rows, where: RecordFilter, now: int) -> dict[str, int]:
     ):
         counts[tier] = counts.get(tier, 0) + int(n)
     return {tier: n for tier, n in counts.items() if n > 0}
+
+
+def agent_counts(rows: Rows, scope: Scope | None, now: int) -> list[AgentCount]:
+    """Records per (agent, framework, tier) that ``scope`` may read, from the counts the
+    triggers keep (schema v5), less those expired but not yet purged, in one round trip."""
+    kept = Sql()
+    if scope is not None:
+        add_scope(kept, scope, owner_column="c.owner", tier_column="c.tier")
+    expired = Sql()
+    expired.add("c.expires_at IS NOT NULL AND c.expires_at <= %s", now)
+    expired.clauses += kept.clauses
+    expired.params += kept.params
+    counts: dict[tuple[str, str, str | None], int] = {}
+    for agent, framework, tier, n in rows(
+        "SELECT c.agent, c.framework, c.tier, sum(c.n) FROM agent_counts AS c "
+        f"WHERE {kept.text()} GROUP BY c.agent, c.framework, c.tier_key, c.tier "
+        "UNION ALL "
+        f"SELECT {pg_agent('c')}, {pg_framework('c')}, c.tier, -count(*) FROM records AS c "
+        f"WHERE {expired.text()} GROUP BY 1, 2, 3",
+        [*kept.params, *expired.params],
+    ):
+        place = (agent, framework, tier)
+        counts[place] = counts.get(place, 0) + int(n)
+    return [AgentCount(*place, n) for place, n in counts.items() if n > 0]

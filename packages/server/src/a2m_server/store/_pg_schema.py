@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._agents import pg_agent, pg_framework
 from ._audit import PG_SCHEMA as _V4
 from .base import StoreError
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MIGRATION_LOCK", "SCHEMA_VERSION", "MissingExtensionError", "migrate"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Every object lives in the connection's current schema (the first of its search_path),
 # so one database can hold several stores side by side.
@@ -201,7 +202,91 @@ _V3 = [
 ]
 
 # Version 4 adds the append-only observation audit log (store/_audit.py).
-_MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
+
+
+def _place(row: str) -> str:
+    """The agent_counts key columns of ``row``: owner_key, owner, agent, framework,
+    tier_key, tier."""
+    return (
+        f"coalesce('=' || {row}.owner, ''), {row}.owner, {pg_agent(row)}, "
+        f"{pg_framework(row)}, coalesce('=' || {row}.tier, ''), {row}.tier"
+    )
+
+
+# Version 5 keeps records per (owner, agent, framework, tier) for the memory page's
+# agents index (store/_agents.py), with triggers in the writing transaction as
+# record_counts are kept; every record counts, with or without a tier. Running it again
+# recounts from the records.
+_V5 = [
+    """CREATE TABLE IF NOT EXISTS agent_counts (
+        owner_key text   NOT NULL,
+        owner     text,
+        agent     text   NOT NULL,
+        framework text   NOT NULL,
+        tier_key  text   NOT NULL,
+        tier      text,
+        n         bigint NOT NULL,
+        PRIMARY KEY (owner_key, agent, framework, tier_key)
+    )""",
+    f"""CREATE OR REPLACE FUNCTION a2m_agents_added() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO agent_counts AS c (owner_key, owner, agent, framework, tier_key, tier, n)
+        SELECT {_place("a")}, count(*) FROM added AS a GROUP BY 1, 2, 3, 4, 5, 6
+        ON CONFLICT (owner_key, agent, framework, tier_key) DO UPDATE SET n = c.n + excluded.n;
+        RETURN NULL;
+    END $$""",
+    f"""CREATE OR REPLACE FUNCTION a2m_agents_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE agent_counts AS c SET n = c.n - d.n
+        FROM (SELECT {_place("r")}, count(*) FROM removed AS r GROUP BY 1, 2, 3, 4, 5, 6)
+            AS d (owner_key, owner, agent, framework, tier_key, tier, n)
+        WHERE c.owner_key = d.owner_key AND c.agent = d.agent AND c.framework = d.framework
+          AND c.tier_key = d.tier_key;
+        RETURN NULL;
+    END $$""",
+    # One row trigger for both kinds of count (record_counts' own, of schema v2, is
+    # replaced): a tier move runs one trigger function per row, not two.
+    f"""CREATE OR REPLACE FUNCTION a2m_record_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF OLD.tier IS DISTINCT FROM NEW.tier OR OLD.owner IS DISTINCT FROM NEW.owner THEN
+            IF OLD.tier IS NOT NULL THEN
+                UPDATE record_counts SET n = n - 1
+                WHERE owner_key = coalesce('=' || OLD.owner, '') AND tier = OLD.tier;
+            END IF;
+            IF NEW.tier IS NOT NULL THEN
+                INSERT INTO record_counts AS c (owner_key, owner, tier, n)
+                VALUES (coalesce('=' || NEW.owner, ''), NEW.owner, NEW.tier, 1)
+                ON CONFLICT (owner_key, tier) DO UPDATE SET n = c.n + 1;
+            END IF;
+        END IF;
+        UPDATE agent_counts SET n = n - 1
+        WHERE owner_key = coalesce('=' || OLD.owner, '') AND agent = {pg_agent("OLD")}
+          AND framework = {pg_framework("OLD")} AND tier_key = coalesce('=' || OLD.tier, '');
+        INSERT INTO agent_counts AS c (owner_key, owner, agent, framework, tier_key, tier, n)
+        VALUES ({_place("NEW")}, 1)
+        ON CONFLICT (owner_key, agent, framework, tier_key) DO UPDATE SET n = c.n + 1;
+        RETURN NULL;
+    END $$""",
+    "DROP TRIGGER IF EXISTS records_agents_added ON records",
+    "DROP TRIGGER IF EXISTS records_agents_removed ON records",
+    "DROP TRIGGER IF EXISTS records_count_moved ON records",
+    "CREATE TRIGGER records_agents_added AFTER INSERT ON records "
+    "REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION a2m_agents_added()",
+    "CREATE TRIGGER records_agents_removed AFTER DELETE ON records "
+    "REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION a2m_agents_removed()",
+    # Row by row, only for rows whose owner, tier, agent or framework changes.
+    "CREATE TRIGGER records_count_moved AFTER UPDATE OF tier, owner, meta ON records "
+    "FOR EACH ROW WHEN (OLD.tier IS DISTINCT FROM NEW.tier "
+    "OR OLD.owner IS DISTINCT FROM NEW.owner "
+    f"OR {pg_agent('OLD')} IS DISTINCT FROM {pg_agent('NEW')} "
+    f"OR {pg_framework('OLD')} IS DISTINCT FROM {pg_framework('NEW')}) "
+    "EXECUTE FUNCTION a2m_record_moved()",
+    "DELETE FROM agent_counts",
+    "INSERT INTO agent_counts (owner_key, owner, agent, framework, tier_key, tier, n) "
+    f"SELECT {_place('r')}, count(*) FROM records AS r GROUP BY 1, 2, 3, 4, 5, 6",
+]
+
+_MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
 
 # Serialises schema creation between processes opening a new database at once.
 MIGRATION_LOCK = 0x4132_4D5F_5343_484D  # "A2M_SCHM"

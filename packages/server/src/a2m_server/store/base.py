@@ -21,6 +21,7 @@ log = logging.getLogger("a2m_server.store")
 
 __all__ = [
     "RECORD_COLUMNS",
+    "AgentCount",
     "EventRow",
     "NewRecord",
     "RecordFilter",
@@ -253,6 +254,17 @@ class EventRow:
     tier: str | None
 
 
+@dataclass(frozen=True)
+class AgentCount:
+    """How many live records of one agent, written by one framework, one tier holds
+    (``tier`` ``None`` for records without a tier); see ``store/_agents.py``."""
+
+    agent: str
+    framework: str
+    tier: str | None
+    n: int
+
+
 class StoreReader(ABC):
     """Reads, all seeing one consistent snapshot."""
 
@@ -297,6 +309,12 @@ class StoreReader(ABC):
     @abstractmethod
     def count_by_tier(self, where: RecordFilter) -> dict[str, int]:
         """Matching records per tier."""
+
+    @abstractmethod
+    def count_by_agent(self, scope: Scope | None) -> list[AgentCount]:
+        """Live records per (agent, framework, tier) that ``scope`` may read (every
+        record without one), from the counts the store keeps: exact, and in time
+        independent of the store's size."""
 
     @abstractmethod
     def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:

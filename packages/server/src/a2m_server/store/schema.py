@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 
+from ._agents import sqlite_agent, sqlite_framework
 from ._audit import SQLITE_SCHEMA as _V4
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -121,7 +122,53 @@ DROP TRIGGER records_count_insert;
 """
 
 # Version 4 adds the append-only observation audit log (store/_audit.py).
-_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
+
+# Version 5 keeps records per (owner, agent, framework, tier) for the memory page's
+# agents index (store/_agents.py): inserts are counted by the store, once per group, as
+# record_counts are; deletes and changes of tier, owner or metadata by these triggers.
+# Every record counts, with or without a tier. Running it again recounts from the records.
+_OLD_PLACE = (
+    f"owner_key = coalesce('=' || OLD.owner, '') AND agent = {sqlite_agent('OLD')} "
+    f"AND framework = {sqlite_framework('OLD')} AND tier_key = coalesce('=' || OLD.tier, '')"
+)
+_V5 = f"""
+CREATE TABLE IF NOT EXISTS agent_counts (
+    owner_key TEXT    NOT NULL,
+    owner     TEXT,
+    agent     TEXT    NOT NULL,
+    framework TEXT    NOT NULL,
+    tier_key  TEXT    NOT NULL,
+    tier      TEXT,
+    n         INTEGER NOT NULL,
+    PRIMARY KEY (owner_key, agent, framework, tier_key)
+) WITHOUT ROWID;
+
+DROP TRIGGER IF EXISTS records_agents_delete;
+CREATE TRIGGER records_agents_delete AFTER DELETE ON records
+BEGIN
+    UPDATE agent_counts SET n = n - 1 WHERE {_OLD_PLACE};
+END;
+
+DROP TRIGGER IF EXISTS records_agents_update;
+CREATE TRIGGER records_agents_update AFTER UPDATE OF tier, owner, metadata ON records
+WHEN OLD.tier IS NOT NEW.tier OR OLD.owner IS NOT NEW.owner
+  OR OLD.metadata IS NOT NEW.metadata
+BEGIN
+    UPDATE agent_counts SET n = n - 1 WHERE {_OLD_PLACE};
+    INSERT INTO agent_counts (owner_key, owner, agent, framework, tier_key, tier, n)
+    VALUES (coalesce('=' || NEW.owner, ''), NEW.owner, {sqlite_agent("NEW")},
+            {sqlite_framework("NEW")}, coalesce('=' || NEW.tier, ''), NEW.tier, 1)
+    ON CONFLICT (owner_key, agent, framework, tier_key) DO UPDATE SET n = n + 1;
+END;
+
+DELETE FROM agent_counts;
+INSERT INTO agent_counts (owner_key, owner, agent, framework, tier_key, tier, n)
+SELECT coalesce('=' || r.owner, ''), r.owner, {sqlite_agent("r")}, {sqlite_framework("r")},
+       coalesce('=' || r.tier, ''), r.tier, count(*)
+FROM records AS r GROUP BY 1, 3, 4, 5;
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
 
 
 def _version(conn: sqlite3.Connection) -> int:

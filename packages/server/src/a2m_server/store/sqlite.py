@@ -15,7 +15,7 @@ import struct
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from a2m_server.text import index_text
 
 from . import _fts
 from ._access import AccessBuffer
+from ._agents import AgentCount, sqlite_agent, sqlite_framework, tally
 from ._audit import SqliteAuditReading
 from ._checkpoint import BACKSTOP_PAGES, Checkpointer
 from ._json_text import dump_json
@@ -310,6 +311,30 @@ class _Reader(SqliteAuditReading, StoreReader):
             counts[tier] = counts.get(tier, 0) - int(n)
         return {tier: n for tier, n in counts.items() if n > 0}
 
+    def count_by_agent(self, scope: Scope | None) -> list[AgentCount]:
+        kept = Conditions()
+        if scope is not None:
+            _add_scope(kept, scope, owner_column="c.owner", tier_column="c.tier")
+        counts: dict[tuple[str, str, str | None], int] = {}
+        for agent, framework, tier, n in self._conn.execute(
+            "SELECT c.agent, c.framework, c.tier, sum(c.n) FROM agent_counts AS c "
+            f"WHERE {kept.text()} GROUP BY c.agent, c.framework, c.tier_key",
+            kept.params,
+        ):
+            counts[(agent, framework, tier)] = int(n)
+        expired = Conditions()
+        expired.add("c.expires_at IS NOT NULL AND c.expires_at <= ?", self._now)
+        expired.clauses += kept.clauses
+        expired.params += kept.params
+        for agent, framework, tier, n in self._conn.execute(
+            f"SELECT {sqlite_agent('c')}, {sqlite_framework('c')}, c.tier, count(*) "
+            f"FROM records AS c WHERE {expired.text()} GROUP BY 1, 2, 3",
+            expired.params,
+        ):
+            place = (agent, framework, tier)
+            counts[place] = counts.get(place, 0) - int(n)
+        return [AgentCount(*place, n) for place, n in counts.items() if n > 0]
+
     def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
         sql = _build_filter(where, self._now)
         rows = self._conn.execute(
@@ -585,9 +610,10 @@ class _Writer(_Reader, StoreWriter):
         self.records_written += len(records)
         return rowids
 
-    def _count_added(self, records: Iterable[NewRecord | StoredRecord]) -> None:
+    def _count_added(self, records: Sequence[NewRecord | StoredRecord]) -> None:
         """Add inserted records to ``record_counts``: one upsert per owner and tier, not
-        one per record (schema v3; deletes and moves are counted by triggers)."""
+        one per record (schema v3; deletes and moves are counted by triggers); and to
+        ``agent_counts`` the same way (schema v5)."""
         added: dict[tuple[str | None, str], int] = {}
         for rec in records:
             if rec.tier is not None:
@@ -599,6 +625,15 @@ class _Writer(_Reader, StoreWriter):
                 "VALUES (coalesce('=' || ?1, ''), ?1, ?2, ?3) "
                 "ON CONFLICT (owner_key, tier) DO UPDATE SET n = n + excluded.n",
                 [(owner, tier, n) for (owner, tier), n in added.items()],
+            )
+        by_agent = tally(records)
+        if by_agent:
+            self._conn.executemany(
+                "INSERT INTO agent_counts (owner_key, owner, agent, framework, tier_key, tier, n) "
+                "VALUES (coalesce('=' || ?1, ''), ?1, ?2, ?3, coalesce('=' || ?4, ''), ?4, ?5) "
+                "ON CONFLICT (owner_key, agent, framework, tier_key) "
+                "DO UPDATE SET n = n + excluded.n",
+                [(*place, n) for place, n in by_agent.items()],
             )
 
     def restore(self, records: Sequence[StoredRecord]) -> int:

@@ -3,25 +3,21 @@ scope (as the REST binding reads), every change through the protocol's own metho
 connection of that principal (``memory/remember``, ``memory/reinforce``,
 ``memory/forget``), exactly as a JSON-RPC call would make it.
 
-Security: a session cookie (``HttpOnly``, ``SameSite=Strict``) set at login from a bearer
-token of the server's token map; every POST must carry the session's CSRF token and, when
-the browser names one, the page's own origin; a strict Content-Security-Policy; a
-read-only server shows no edit controls and refuses edits."""
+Every route passes the guard (``_guard.py``): sign-in, CSRF and origin checks, security
+headers; a read-only server shows no edit controls and refuses edits."""
 
 from __future__ import annotations
 
-import ipaddress
 import math
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
@@ -39,32 +35,35 @@ from ._fields import (
     TRANSFERRED_KEY,
     TYPE_KEY,
     Row,
-    agent_of,
     row_of,
     row_of_observation,
 )
-from ._listing import SEARCH_LIMIT, BadRequest, Filters, read_page, selector_for
-from ._sessions import COOKIE_NAME, Session, Sessions
+from ._guard import (
+    MAX_FORM_BYTES,
+    SECURITY_HEADERS,
+    Refusal,
+    State,
+    back_to,
+    call_context,
+    guarded,
+    html_response,
+    page_context,
+)
+from ._listing import (
+    SEARCH_LIMIT,
+    BadRequest,
+    Filters,
+    SearchPage,
+    read_page,
+    selector_for,
+)
+from ._sessions import Session, Sessions
 
 __all__ = ["create_ui_app"]
 
 STATIC = Path(__file__).parent / "static"
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
 WEIGHT_STEP = 0.5
 """How much one click on weight up or down changes it (never below 0)."""
-AGENTS_SCANNED = 2000
-"""Most recent records the agents page counts over, so it stays quick on any store."""
-MAX_FORM_BYTES = 256 * 1024
 AUDIT = "memory/observations/audit"
 UPDATE = "memory/observations/update"
 DELETE = "memory/observations/delete"
@@ -72,13 +71,6 @@ LIST = "memory/observations/list"
 """The observations extension's methods the page uses when describe offers them."""
 FETCH_HEADER = "x-a2m-ui"
 """Sent by the page's script: answer an edit with the row's new HTML, not a redirect."""
-
-
-@dataclass
-class _State:
-    server: A2MServer
-    tokens: TokenMap | None
-    sessions: Sessions
 
 
 def create_ui_app(
@@ -89,12 +81,12 @@ def create_ui_app(
 ) -> ASGIApp:
     """The memory page as an ASGI app serving ``/ui/…``; ``tokens`` are the API's bearer
     tokens (without them, as the API, it acts as no principal and sees every record)."""
-    state = _State(server, tokens, Sessions())
+    state = State(server, tokens, Sessions())
     limit = min(max_body_bytes, MAX_FORM_BYTES)
 
-    def page(handler: Callable[[Request, _State, Session], Awaitable[Response]]) -> Any:
+    def page(handler: Callable[[Request, State, Session], Awaitable[Response]]) -> Any:
         async def endpoint(request: Request) -> Response:
-            return await _guarded(request, state, handler, limit)
+            return await guarded(request, state, handler, limit)
 
         return endpoint
 
@@ -122,196 +114,32 @@ async def _static(request: Request) -> Response:
     name = request.path_params["name"]
     types = {"ui.css": "text/css; charset=utf-8", "ui.js": "text/javascript; charset=utf-8"}
     if name not in types:
-        return _html(render.error_page(None, 404, "no such file"), 404)
+        return html_response(render.error_page(None, 404, "no such file"), 404)
     body = (STATIC / name).read_bytes()
     headers = {**SECURITY_HEADERS, "Cache-Control": "public, max-age=300"}
     return Response(body, media_type=types[name], headers=headers)
 
 
-# --- the guard every page passes -------------------------------------------------------
-
-
-class _Refusal(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-async def _guarded(
-    request: Request,
-    state: _State,
-    handler: Callable[[Request, _State, Session], Awaitable[Response]],
-    limit: int,
-) -> Response:
-    if state.tokens is None and not _addressed_directly(request.headers.get("host", "")):
-        # Without tokens anyone who reaches the page may read it; a page of another site
-        # whose name was rebound to this address must not be able to.
-        message = (
-            "without --tokens this page answers only at an IP address or localhost; "
-            "serve with --tokens to reach it under another name"
-        )
-        return _html(render.error_page(None, 403, message), 403)
-    cookie = request.cookies.get(COOKIE_NAME)
-    session = state.sessions.find(cookie)
-    fresh = session is None
-    if session is None:
-        session = state.sessions.open(None, authenticated=state.tokens is None)
-    try:
-        if request.method == "POST":
-            request.state.form = await _form(request, limit)
-            _check_csrf(request, session)
-        login = request.url.path == "/ui/login"
-        if state.tokens is not None and not session.authenticated and not login:
-            if request.method == "POST":
-                raise _Refusal(401, "sign in first")
-            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-            response: Response = RedirectResponse(
-                f"/ui/login?next={quote(target, safe='')}", status_code=303
-            )
-        else:
-            response = await handler(request, state, session)
-    except _Refusal as exc:
-        response = _html(
-            render.error_page(_ctx(state, session), exc.status, exc.message), exc.status
-        )
-    except BadRequest as exc:
-        response = _html(render.error_page(_ctx(state, session), 400, str(exc)), 400)
-    for name, value in SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-    chosen = getattr(request.state, "session", session)
-    if fresh or chosen is not session:
-        _set_cookie(request, response, chosen)
-    if getattr(request.state, "logged_out", False):
-        response.delete_cookie(COOKIE_NAME, path="/ui", httponly=True, samesite="strict")
-    return response
-
-
-def _addressed_directly(host: str) -> bool:
-    """Whether a ``Host`` header names an IP address or localhost (not a DNS name that
-    someone else's site could rebind to this server)."""
-    name = host.strip().lower()
-    if name.startswith("["):
-        name = name[1 : name.find("]")] if "]" in name else name
-    else:
-        name = name.rsplit(":", 1)[0] if name.count(":") == 1 else name
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
-
-
-def _set_cookie(request: Request, response: Response, session: Session) -> None:
-    response.set_cookie(
-        COOKIE_NAME,
-        session.id,
-        path="/ui",
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-    )
-
-
-async def _form(request: Request, limit: int) -> dict[str, str]:
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/x-www-form-urlencoded":
-        raise _Refusal(400, "forms are sent as application/x-www-form-urlencoded")
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _Refusal(400, f"the form is larger than {limit} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _Refusal(400, f"the form is larger than {limit} bytes")
-        chunks.append(chunk)
-    try:
-        text = b"".join(chunks).decode("utf-8")
-        parsed = parse_qs(text, keep_blank_values=True, strict_parsing=False, max_num_fields=50)
-    except (UnicodeDecodeError, ValueError):
-        raise _Refusal(400, "the form is not UTF-8 form data") from None
-    form: dict[str, str] = {}
-    for name, values in parsed.items():
-        if len(values) != 1 and name != "direction":
-            raise _Refusal(400, f"the form field {name!r} is given {len(values)} times")
-        form[name] = values[-1]
-    return form
-
-
-def _check_csrf(request: Request, session: Session) -> None:
-    """A state-changing request must come from this page: the session's CSRF token in the
-    form, and the page's own origin when the browser says where it comes from."""
-    origin = request.headers.get("origin")
-    if origin is not None and origin != "null":
-        own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-        if origin.rstrip("/").lower() != own.lower():
-            raise _Refusal(403, "this form was not sent from this server's page (origin differs)")
-    site = request.headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
-        raise _Refusal(403, "this form was not sent from this server's page")
-    if not session.csrf_matches(request.state.form.get("csrf")):
-        raise _Refusal(403, "the form's CSRF token is missing or stale; reload the page and retry")
-
-
-def _ctx(state: _State, session: Session) -> render.PageContext:
-    return render.PageContext(
-        principal=session.principal,
-        csrf=session.csrf,
-        auth=state.tokens is not None,
-        read_only=state.server.config.read_only,
-    )
-
-
-def _html(text: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(text, status_code=status, headers=dict(SECURITY_HEADERS))
-
-
-def _back(value: str | None, default: str = "/ui/") -> str:
-    """Where to go after an action: a path of this page, never another site."""
-    if not value:
-        return default
-    parts = urlsplit(value)
-    if (
-        parts.scheme
-        or parts.netloc
-        or not parts.path.startswith("/ui/")
-        or "\\" in value
-        or value.startswith("//")
-        or any(ord(ch) < 32 for ch in value)
-    ):
-        return default
-    return value
-
-
-def _context(state: _State, session: Session) -> CallContext:
-    connection = state.server.connect(transport="http", principal=session.principal)
-    return connection.context
-
-
 # --- login ----------------------------------------------------------------------------
 
 
-async def _login(request: Request, state: _State, session: Session) -> Response:
+async def _login(request: Request, state: State, session: Session) -> Response:
     if state.tokens is None:
         return RedirectResponse("/ui/", status_code=303)
     if request.method == "GET":
-        target = _back(request.query_params.get("next"))
-        return _html(render.login_page(session.csrf, next_url=target, failed=False))
+        target = back_to(request.query_params.get("next"))
+        return html_response(render.login_page(session.csrf, next_url=target, failed=False))
     form = request.state.form
-    target = _back(form.get("next"))
+    target = back_to(form.get("next"))
     principal = state.tokens.principal_for(form.get("token", "").strip())
     if principal is None:
-        return _html(render.login_page(session.csrf, next_url=target, failed=True), 401)
+        return html_response(render.login_page(session.csrf, next_url=target, failed=True), 401)
     state.sessions.close(session.id)
     request.state.session = state.sessions.open(principal, authenticated=True)
     return RedirectResponse(target, status_code=303)
 
 
-async def _logout(request: Request, state: _State, session: Session) -> Response:
+async def _logout(request: Request, state: State, session: Session) -> Response:
     state.sessions.close(session.id)
     request.state.logged_out = True
     request.state.session = session  # no new cookie: the old one is deleted
@@ -321,48 +149,42 @@ async def _logout(request: Request, state: _State, session: Session) -> Response
 # --- reading --------------------------------------------------------------------------
 
 
-async def _agents(request: Request, state: _State, session: Session) -> Response:
-    ctx = _context(state, session)
-    found = await in_worker(_agent_counts, state, ctx)
-    agents, scanned = found
-    return _html(
-        render.agents_page(_ctx(state, session), agents, scanned=scanned, limit=AGENTS_SCANNED)
-    )
+async def _agents(request: Request, state: State, session: Session) -> Response:
+    ctx = call_context(state, session)
+    agents = await in_worker(_agent_counts, state, ctx)
+    return html_response(render.agents_page(page_context(state, session), agents))
 
 
 def _agent_counts(
-    state: _State, ctx: CallContext
-) -> tuple[list[tuple[str, int, dict[str, int], dict[str, int]]], int]:
+    state: State, ctx: CallContext
+) -> list[tuple[str, int, dict[str, int], dict[str, int]]]:
+    """Every agent the viewer may read, most records first, with its records per
+    framework and tier: exact, from the counts the store keeps (never a scan)."""
     proto = state.server.protocol
     scope = proto.read_scope(proto.acting_owner(ctx, None))
     with proto.store.reading() as reader:
-        records = reader.select(
-            RecordFilter(scope=scope), order="created_desc", limit=AGENTS_SCANNED
-        )
+        counted = reader.count_by_agent(scope)
     totals: Counter[str] = Counter()
     frameworks: dict[str, Counter[str]] = {}
     tiers: dict[str, Counter[str]] = {}
-    for record in records:
-        agent = agent_of(record)
-        totals[agent] += 1
-        framework = (record.metadata or {}).get("source_framework")
-        frameworks.setdefault(agent, Counter())[str(framework) if framework else ""] += 1
-        tiers.setdefault(agent, Counter())[record.tier or ""] += 1
-    agents = [
+    for count in counted:
+        totals[count.agent] += count.n
+        frameworks.setdefault(count.agent, Counter())[count.framework] += count.n
+        tiers.setdefault(count.agent, Counter())[count.tier or ""] += count.n
+    return [
         (agent, n, dict(frameworks[agent]), dict(tiers[agent]))
         for agent, n in sorted(totals.items(), key=lambda item: (-item[1], item[0]))
     ]
-    return agents, len(records)
 
 
-def _tier_names(state: _State, ctx: CallContext) -> list[str]:
+def _tier_names(state: State, ctx: CallContext) -> list[str]:
     if "tiers" not in ctx.capabilities:
         return []
     return [t.name for t in state.server.config.tiers]
 
 
-async def _memory(request: Request, state: _State, session: Session) -> Response:
-    ctx = _context(state, session)
+async def _memory(request: Request, state: State, session: Session) -> Response:
+    ctx = call_context(state, session)
     raw_agent = request.path_params.get("agent")
     agent = None if raw_agent is None else ("" if raw_agent == "-" else raw_agent)
     if agent is not None and (len(agent) > 500 or "\x00" in agent):
@@ -370,30 +192,31 @@ async def _memory(request: Request, state: _State, session: Session) -> Response
     filters = Filters.from_query(request.query_params, tiers=_tier_names(state, ctx))
     base = request.url.path if raw_agent is None else render.agent_url(agent or "")
     back = base + (f"?{request.url.query}" if request.url.query else "")
-    rows, editable, next_cursor, oldest = await in_worker(_read, state, ctx, filters, agent)
+    listed = await in_worker(_read, state, ctx, filters, agent)
     transferred: list[Row] = []
     if agent and not filters.cursor and not filters.q:
         transferred = await in_worker(_transferred, state, ctx, agent)
     title = "Every record" if agent is None else f"Memory of {agent or 'unattributed records'}"
-    return _html(
+    return html_response(
         render.memory_page(
-            _ctx(state, session),
+            page_context(state, session),
             title=title,
             base=base,
             filters=filters,
             tiers=_tier_names(state, ctx),
-            rows=rows,
-            editable=editable,
-            next_cursor=next_cursor,
-            oldest=oldest,
+            rows=listed.rows,
+            editable=listed.editable,
+            next_cursor=listed.next_cursor,
+            oldest=listed.oldest,
             searched=bool(filters.q),
-            back=_back(back),
+            back=back_to(back),
             transferred=transferred,
+            search=listed.search,
         )
     )
 
 
-def _transferred(state: _State, ctx: CallContext, agent: str) -> list[Row]:
+def _transferred(state: State, ctx: CallContext, agent: str) -> list[Row]:
     """The agent's observations read through transfer grants (the extension's ``list``),
     newest first; none without the extension or when the viewer may not list that agent."""
     if LIST not in _extension(state, ctx):
@@ -401,7 +224,7 @@ def _transferred(state: _State, ctx: CallContext, agent: str) -> list[Row]:
     params = {"agent": agent, "include_transferred": True, "order": "recent", "limit": 50}
     try:
         listed = _call(state, ctx, LIST, params)
-    except _Refusal:
+    except Refusal:
         return []
     return [
         row_of_observation(o)
@@ -410,13 +233,21 @@ def _transferred(state: _State, ctx: CallContext, agent: str) -> list[Row]:
     ]
 
 
-def _read(
-    state: _State, ctx: CallContext, filters: Filters, agent: str | None
-) -> tuple[list[Row], list[bool], str | None, bool]:
+@dataclass(frozen=True)
+class _Listed:
+    rows: list[Row]
+    editable: list[bool]
+    next_cursor: str | None
+    oldest: bool
+    search: SearchPage | None
+
+
+def _read(state: State, ctx: CallContext, filters: Filters, agent: str | None) -> _Listed:
     proto = state.server.protocol
     selector = selector_for(proto, ctx, filters, agent)
+    search: SearchPage | None = None
     if filters.q:
-        records = _search(state, ctx, selector, filters)
+        records, search = _search(state, ctx, selector, filters)
         next_cursor, oldest = None, False
     else:
         page = read_page(proto, selector, filters)
@@ -425,7 +256,7 @@ def _read(
     salience = "salience" in ctx.capabilities
     rows = [row_of(r, salience=salience) for r in records]
     editable = [_may_change(r, owner) for r in records]
-    return rows, editable, next_cursor, oldest
+    return _Listed(rows, editable, next_cursor, oldest, search)
 
 
 def _may_change(record: StoredRecord, owner: str | None) -> bool:
@@ -436,15 +267,18 @@ def _may_change(record: StoredRecord, owner: str | None) -> bool:
 
 
 def _search(
-    state: _State, ctx: CallContext, selector: RecordFilter, filters: Filters
-) -> list[StoredRecord]:
-    """The server's own recall for the text, then the listing's filters on what it ranked,
-    in its order."""
+    state: State, ctx: CallContext, selector: RecordFilter, filters: Filters
+) -> tuple[list[StoredRecord], SearchPage]:
+    """One page of the server's own recall for the text, with the listing's filters on
+    what it ranked, in its order. Recall has no cursor: page ``k`` asks it for the best
+    ``k * SEARCH_LIMIT + 1`` (the one past the page says whether another follows), within
+    the server's declared recall limit, and shows the last ``SEARCH_LIMIT``. A tag filter,
+    which ``where`` cannot say, is applied after the recall: it then asks for the limit."""
     proto = state.server.protocol
-    params: dict[str, Any] = {
-        "query": filters.q,
-        "limit": proto.config.limits.max_recall_limit or 1000,
-    }
+    cap = proto.config.limits.max_recall_limit or 1000
+    end = filters.page * SEARCH_LIMIT
+    asked = cap if selector.tags_all else min(cap, end + 1)
+    params: dict[str, Any] = {"query": filters.q, "limit": asked}
     if selector.tier is not None:
         params["tier"] = selector.tier
     where = _recall_where(selector)
@@ -452,11 +286,21 @@ def _search(
         params["where"] = where
     ranked = _call(state, ctx, "memory/recall", params)["records"]
     ids = [r["id"] for r in ranked]
-    if not ids:
-        return []
-    with proto.store.reading() as reader:
-        found = {r.id: r for r in reader.select(selector.with_(ids=ids))}
-    return [found[i] for i in ids if i in found][:SEARCH_LIMIT]
+    found: dict[str, StoredRecord] = {}
+    if ids:
+        with proto.store.reading() as reader:
+            found = {r.id: r for r in reader.select(selector.with_(ids=ids))}
+    matches = [found[i] for i in ids if i in found]
+    start = end - SEARCH_LIMIT
+    # The recall gave all it may: matches past it cannot be reached by paging on.
+    stopped = len(ranked) >= asked and asked == cap
+    place = SearchPage(
+        page=filters.page,
+        first=start + 1,
+        more=len(matches) > end,
+        limit=cap if stopped and len(matches) <= end else None,
+    )
+    return matches[start:end], place
 
 
 def _recall_where(selector: RecordFilter) -> dict[str, Any] | None:
@@ -470,7 +314,7 @@ def _recall_where(selector: RecordFilter) -> dict[str, Any] | None:
     return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
-def _call(state: _State, ctx: CallContext, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def _call(state: State, ctx: CallContext, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """One protocol method, as the JSON-RPC binding runs it, for this session's principal."""
     with state.server.connect(transport="http", principal=ctx.principal) as connection:
         try:
@@ -479,7 +323,7 @@ def _call(state: _State, ctx: CallContext, method: str, params: dict[str, Any]) 
             raise _refusal_of(exc) from None
 
 
-def _refusal_of(exc: ProtocolError) -> _Refusal:
+def _refusal_of(exc: ProtocolError) -> Refusal:
     status = {
         int(ErrorCode.READ_ONLY): 403,
         int(ErrorCode.SCOPE_DENIED): 403,
@@ -487,7 +331,7 @@ def _refusal_of(exc: ProtocolError) -> _Refusal:
         int(ErrorCode.UNKNOWN_TIER): 400,
         int(ErrorCode.CAPABILITY_NOT_SUPPORTED): 400,
     }.get(int(exc.code), 500)
-    return _Refusal(status, exc.message)
+    return Refusal(status, exc.message)
 
 
 # --- one record -----------------------------------------------------------------------
@@ -501,31 +345,33 @@ def _record_id(value: str | None) -> str:
     return value
 
 
-def _find(state: _State, ctx: CallContext, record_id: str) -> tuple[StoredRecord, bool]:
+def _find(state: State, ctx: CallContext, record_id: str) -> tuple[StoredRecord, bool]:
     """The record the viewer may read, and whether they may change it; 404 otherwise."""
     proto = state.server.protocol
     owner = proto.acting_owner(ctx, None)
     with proto.store.reading() as reader:
         found = reader.select(RecordFilter(ids=[record_id], scope=proto.read_scope(owner)))
     if not found:
-        raise _Refusal(404, "no record with that id that you may read")
+        raise Refusal(404, "no record with that id that you may read")
     return found[0], _may_change(found[0], owner)
 
 
-async def _history(request: Request, state: _State, session: Session) -> Response:
-    ctx = _context(state, session)
+async def _history(request: Request, state: State, session: Session) -> Response:
+    ctx = call_context(state, session)
     record_id = _record_id(request.query_params.get("id"))
     record, _ = await in_worker(_find, state, ctx, record_id)
     row = row_of(record, salience="salience" in ctx.capabilities)
     entries = await in_worker(_audit, state, ctx, record)
     fragment = render.history_fragment(row, entries)
     if request.query_params.get("fragment") == "1":
-        return _html(fragment)
-    back = _back(request.query_params.get("back"))
-    return _html(render.history_page(_ctx(state, session), row, fragment, back=back))
+        return html_response(fragment)
+    back = back_to(request.query_params.get("back"))
+    return html_response(
+        render.history_page(page_context(state, session), row, fragment, back=back)
+    )
 
 
-def _extension(state: _State, ctx: CallContext) -> frozenset[str]:
+def _extension(state: State, ctx: CallContext) -> frozenset[str]:
     """The observations extension's methods this server offers (describe's
     ``observations.methods``); empty without the extension."""
     described = _call(state, ctx, "memory/describe", {})
@@ -544,7 +390,7 @@ def _shown(value: Any) -> str:
     return "—" if value is None else str(value)
 
 
-def _audit(state: _State, ctx: CallContext, record: StoredRecord) -> list[dict[str, Any]] | None:
+def _audit(state: State, ctx: CallContext, record: StoredRecord) -> list[dict[str, Any]] | None:
     """The audit log's entries for an observation, newest first, as the history panel shows
     them; ``None`` when the server keeps no audit log (or the record is no observation)."""
     if not _is_observation(record) or AUDIT not in _extension(state, ctx):
@@ -568,33 +414,35 @@ def _audit(state: _State, ctx: CallContext, record: StoredRecord) -> list[dict[s
     return shown
 
 
-def _writable(state: _State, record: StoredRecord, may_change: bool) -> None:
+def _writable(state: State, record: StoredRecord, may_change: bool) -> None:
     if state.server.config.read_only:
-        raise _Refusal(403, "this server is read-only: records can be read, not changed")
+        raise Refusal(403, "this server is read-only: records can be read, not changed")
     if (record.metadata or {}).get(TRANSFERRED_KEY) is not None:
-        raise _Refusal(403, "a transferred observation is read-only here")
+        raise Refusal(403, "a transferred observation is read-only here")
     if not may_change:
-        raise _Refusal(403, "this record belongs to another owner; you may read it only")
+        raise Refusal(403, "this record belongs to another owner; you may read it only")
 
 
-async def _delete(request: Request, state: _State, session: Session) -> Response:
-    ctx = _context(state, session)
+async def _delete(request: Request, state: State, session: Session) -> Response:
+    ctx = call_context(state, session)
     if request.method == "GET":
         record_id = _record_id(request.query_params.get("id"))
-        back = _back(request.query_params.get("back"))
+        back = back_to(request.query_params.get("back"))
         record, may_change = await in_worker(_find, state, ctx, record_id)
         _writable(state, record, may_change)
         row = row_of(record, salience="salience" in ctx.capabilities)
-        return _html(render.confirm_delete_page(_ctx(state, session), row, back=back))
+        return html_response(
+            render.confirm_delete_page(page_context(state, session), row, back=back)
+        )
     form = request.state.form
     record_id = _record_id(form.get("id"))
     record, may_change = await in_worker(_find, state, ctx, record_id)
     _writable(state, record, may_change)
     await in_worker(_remove, state, ctx, record)
-    return RedirectResponse(_back(form.get("back")), status_code=303)
+    return RedirectResponse(back_to(form.get("back")), status_code=303)
 
 
-def _remove(state: _State, ctx: CallContext, record: StoredRecord) -> None:
+def _remove(state: State, ctx: CallContext, record: StoredRecord) -> None:
     """Delete for good: the extension's audited delete for an observation, else forget."""
     if _is_observation(record) and DELETE in _extension(state, ctx):
         _call(state, ctx, DELETE, {"ids": [record.id]})
@@ -602,7 +450,7 @@ def _remove(state: _State, ctx: CallContext, record: StoredRecord) -> None:
         _call(state, ctx, "memory/forget", {"ids": [record.id]})
 
 
-def _reweight(state: _State, ctx: CallContext, record: StoredRecord, up: bool) -> None:
+def _reweight(state: State, ctx: CallContext, record: StoredRecord, up: bool) -> None:
     """One step up or down (never below 0): the extension's audited update for an
     observation, else ``memory/reinforce`` by the step."""
     current = max(record.salience, 0.0)
@@ -615,8 +463,8 @@ def _reweight(state: _State, ctx: CallContext, record: StoredRecord, up: bool) -
         _call(state, ctx, "memory/reinforce", {"ids": [record.id], "amount": amount})
 
 
-async def _weight(request: Request, state: _State, session: Session) -> Response:
-    ctx = _context(state, session)
+async def _weight(request: Request, state: State, session: Session) -> Response:
+    ctx = call_context(state, session)
     form = request.state.form
     record_id = _record_id(form.get("id"))
     direction = form.get("direction")
@@ -626,16 +474,12 @@ async def _weight(request: Request, state: _State, session: Session) -> Response
         raise BadRequest("this server keeps no weights (the salience capability is off)")
     record, may_change = await in_worker(_find, state, ctx, record_id)
     _writable(state, record, may_change)
-    amount = WEIGHT_STEP if direction == "up" else -min(WEIGHT_STEP, max(record.salience, 0.0))
-    if amount != 0 and math.isfinite(amount):
-        await in_worker(
-            _call, state, ctx, "memory/reinforce", {"ids": [record_id], "amount": amount}
-        )
+    await in_worker(_reweight, state, ctx, record, direction == "up")
     return await _after_change(request, state, session, ctx, record_id)
 
 
-async def _edit(request: Request, state: _State, session: Session) -> Response:
-    ctx = _context(state, session)
+async def _edit(request: Request, state: State, session: Session) -> Response:
+    ctx = call_context(state, session)
     form = request.state.form
     record_id = _record_id(form.get("id"))
     content = form.get("content", "")
@@ -650,7 +494,7 @@ async def _edit(request: Request, state: _State, session: Session) -> Response:
     return await _after_change(request, state, session, ctx, new_id)
 
 
-def _rewrite(state: _State, ctx: CallContext, record: StoredRecord, content: str, kind: str) -> str:
+def _rewrite(state: State, ctx: CallContext, record: StoredRecord, content: str, kind: str) -> str:
     """Change a record's content and type through ``memory/remember``: a keyed record is
     replaced at its key (same id, revision + 1); any other is written anew and the old one
     forgotten after (new state before removing old). An observation goes through the
@@ -692,21 +536,21 @@ def _rewrite(state: _State, ctx: CallContext, record: StoredRecord, content: str
 
 
 async def _after_change(
-    request: Request, state: _State, session: Session, ctx: CallContext, record_id: str
+    request: Request, state: State, session: Session, ctx: CallContext, record_id: str
 ) -> Response:
     form = request.state.form
     if request.headers.get(FETCH_HEADER) != "fetch":
-        return RedirectResponse(_back(form.get("back")), status_code=303)
+        return RedirectResponse(back_to(form.get("back")), status_code=303)
     record, may_change = await in_worker(_find, state, ctx, record_id)
     row = row_of(record, salience="salience" in ctx.capabilities)
     index = form.get("index", "0")
     position = int(index) if index.isdigit() and len(index) < 6 else 0
-    return _html(
+    return html_response(
         render.row_html(
-            _ctx(state, session),
+            page_context(state, session),
             row,
             index=position,
             editable=may_change,
-            back=_back(form.get("back")),
+            back=back_to(form.get("back")),
         )
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from a2m_server.protocol.wire import timestamp
 from a2m_server.store import StoredRecord
+from a2m_server.store._agents import agent_of as agent_of_metadata
 
 __all__ = [
     "AGENT_KEY",
@@ -92,12 +93,7 @@ def _text(value: Any) -> str:
 def agent_of(record: StoredRecord) -> str:
     """The agent a record belongs to on the page: its ``source_agent``, else its owner,
     else ``""`` (records nobody claims)."""
-    metadata = record.metadata or {}
-    for name in (AGENT_KEY, OBSERVATION_AGENT_KEY):
-        agent = metadata.get(name)
-        if isinstance(agent, str) and agent:
-            return agent
-    return record.owner or ""
+    return agent_of_metadata(record.metadata, record.owner)
 
 
 def _tags(metadata: dict[str, Any]) -> tuple[str, ...]:

@@ -38,6 +38,7 @@ __all__ = [
     "BadRequest",
     "Filters",
     "Page",
+    "SearchPage",
     "agent_branches",
     "read_page",
     "selector_for",
@@ -45,7 +46,11 @@ __all__ = [
 
 PAGE_SIZE = 50
 SEARCH_LIMIT = 50
-"""Most rows a text search shows: recall ranks, it does not page."""
+"""Rows a text search shows per page. Recall ranks and has no cursor: page ``k`` asks it
+for the best ``k * SEARCH_LIMIT + 1`` (within the server's declared maximum) and shows
+the last ``SEARCH_LIMIT`` of them."""
+MAX_SEARCH_PAGE = 1000
+"""The highest search page the URL may name (the server's recall limit ends it sooner)."""
 MAX_FILTER_LENGTH = 500
 MAX_CLASSIFICATIONS = 20
 OLDEST = "oldest"
@@ -66,6 +71,8 @@ class Filters:
     tier: str = ""
     q: str = ""
     cursor: str = ""
+    page: int = 1
+    """The page of a text search's matches (from 1); a listing pages by ``cursor``."""
 
     @classmethod
     def from_query(cls, query: QueryParams, *, tiers: list[str]) -> Filters:
@@ -92,13 +99,21 @@ class Filters:
         tier = one("tier")
         if tier and tier not in tiers:
             raise BadRequest(f"no tier named {tier!r}; the tiers are {', '.join(tiers) or 'none'}")
+        q, cursor, page = one("q"), one("cursor"), one("page")
+        if page and not q:
+            raise BadRequest("page applies to a text search (q); a listing pages by its cursor")
+        if page and cursor:
+            raise BadRequest("a text search pages by page, not by cursor")
+        if page and not (page.isascii() and page.isdigit() and 1 <= int(page) <= MAX_SEARCH_PAGE):
+            raise BadRequest(f"page must be a whole number from 1 to {MAX_SEARCH_PAGE}")
         return cls(
             tag=one("tag"),
             classifications=picked,
             framework=one("framework"),
             tier=tier,
-            q=one("q"),
-            cursor=one("cursor"),
+            q=q,
+            cursor=cursor,
+            page=int(page) if page else 1,
         )
 
     def query_items(self, *, cursor: str | None = None) -> list[tuple[str, str]]:
@@ -116,6 +131,8 @@ class Filters:
         chosen = self.cursor if cursor is None else cursor
         if chosen:
             items.append(("cursor", chosen))
+        if self.q and self.page > 1:
+            items.append(("page", str(self.page)))
         return items
 
     @property
@@ -181,6 +198,21 @@ class Page:
     """The cursor of the following (older) page, or ``None`` on the last page."""
     oldest: bool
     """This is the last page, asked for directly."""
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    """Where one page of a text search's matches lies among them."""
+
+    page: int
+    """This page's number, from 1."""
+    first: int
+    """The rank of its first row, from 1."""
+    more: bool
+    """A further page has matches."""
+    limit: int | None
+    """The server's recall limit, when it ended the matches before they ran out (the
+    recall could rank no further); ``None`` when they ended on their own."""
 
 
 def read_page(

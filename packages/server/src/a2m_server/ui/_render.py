@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ._fields import NOTE, Row
-from ._listing import OLDEST, Filters
+from ._listing import OLDEST, Filters, SearchPage
 
 __all__ = [
     "CLASSIFICATIONS",
@@ -110,9 +110,6 @@ def login_page(csrf: str, *, next_url: str, failed: bool) -> str:
 def agents_page(
     ctx: PageContext,
     agents: Sequence[tuple[str, int, dict[str, int], dict[str, int]]],
-    *,
-    scanned: int,
-    limit: int,
 ) -> str:
     """The agents the viewer may see, with counts per framework and tier."""
     rows = []
@@ -126,11 +123,6 @@ def agents_page(
             f'<td data-label="Tiers">{_counts(tiers)}</td>'
             "</tr>"
         )
-    note = (
-        f'<p class="note">Counted over the {limit:,} most recent records you may read.</p>'
-        if scanned >= limit
-        else ""
-    )
     table = (
         '<table class="agents"><caption>Agents and what they know</caption>'
         '<thead><tr><th scope="col">Agent</th><th scope="col">Records</th>'
@@ -139,7 +131,7 @@ def agents_page(
         if rows
         else '<p class="empty">No records you may read yet.</p>'
     )
-    body = f'<h1>Agents</h1>{note}{table}<p><a href="/ui/memory">Every record, all agents</a></p>'
+    body = f'<h1>Agents</h1>{table}<p><a href="/ui/memory">Every record, all agents</a></p>'
     return _layout(ctx, "Agents", body)
 
 
@@ -199,6 +191,7 @@ def memory_page(
     searched: bool,
     back: str,
     transferred: Sequence[Row] = (),
+    search: SearchPage | None = None,
 ) -> str:
     """One page of an agent's (or every agent's) records, newest first; ``transferred``:
     observations read through a transfer grant, shown apart and read-only."""
@@ -223,7 +216,10 @@ def memory_page(
         )
     else:
         table = '<p class="empty">No records match.</p>'
-    pager = _pager(base, filters, next_cursor, oldest=oldest, searched=searched)
+    if search is not None:
+        pager = _search_pager(base, filters, search, shown=len(rows))
+    else:
+        pager = _pager(base, filters, next_cursor, oldest=oldest, searched=searched)
     shared = ""
     if transferred:
         shared_rows = "".join(
@@ -268,6 +264,45 @@ def _pager(
     if not links:
         return ""
     return f'<nav class="pager" aria-label="Pages">{" ".join(links)}</nav>'
+
+
+def _search_pager(base: str, filters: Filters, search: SearchPage, *, shown: int) -> str:
+    """The links between a text search's pages of matches, and where they end."""
+    links = []
+    if search.page > 1:
+        links.append(f'<a href="{esc(_search_url(base, filters, 1))}" rel="first">Best matches</a>')
+        links.append(
+            f'<a href="{esc(_search_url(base, filters, search.page - 1))}" rel="prev">'
+            "Better matches</a>"
+        )
+    if search.more:
+        links.append(
+            f'<a href="{esc(_search_url(base, filters, search.page + 1))}" rel="next">'
+            "More matches</a>"
+        )
+    if shown:
+        place = f"Matches {search.first} to {search.first + shown - 1}, page {search.page}."
+    else:
+        place = f"No matches on page {search.page}."
+    if search.more:
+        end = ""
+    elif search.limit is not None:
+        end = (
+            f" The server's recall ranks at most {search.limit:,} matches, so the search "
+            "ends here; narrow it (a filter, more words) to reach others."
+        )
+    else:
+        end = " That is every match."
+    note = f'<p class="note search-end" role="status">{esc(place + end)}</p>'
+    nav = f'<nav class="pager" aria-label="Pages">{" ".join(links)}</nav>' if links else ""
+    return note + nav
+
+
+def _search_url(base: str, filters: Filters, page: int) -> str:
+    items = [(k, v) for k, v in filters.query_items(cursor="") if k not in ("cursor", "page")]
+    if page > 1:
+        items.append(("page", str(page)))
+    return f"{base}?{urlencode(items)}"
 
 
 def _with_query(base: str, filters: Filters, cursor: str) -> str:
