@@ -210,6 +210,9 @@ def test_2_undeclared_capability_method_is_32003_never_32601(core_only: Peer, me
         ("memory/remember", {"records": [{"content": "x"}], "owner": "someone"}),
         ("memory/remember", {"records": [{"content": "x"}], "session": "s"}),
         ("memory/remember", {"records": [{"content": "x", "tier": "working"}]}),
+        # Refused for being there, whatever its value: the value is never read.
+        ("memory/forget", {"ids": ["x"], "owner": {}}),
+        ("memory/consolidate", {"owner": ["not", "a", "name"]}),
     ],
     ids=lambda value: value if isinstance(value, str) else "-".join(sorted(value)),
 )
@@ -247,6 +250,28 @@ def test_4_2_record_fields_of_undeclared_capabilities_are_ignored_not_refused(
     assert set(stored) <= CORE_RECORD_FIELDS, set(stored) - CORE_RECORD_FIELDS
     assert stored["role"] == "user"
     assert stored["group"] == "g"
+
+
+@pytest.mark.spec("4.2")
+def test_4_2_an_ignored_record_field_is_not_read_so_its_shape_is_no_error(
+    core_only: Peer,
+) -> None:
+    """What a server ignores it does not also refuse for its shape: a record field of an
+    undeclared capability is left out before the record is checked."""
+    tag = uid("tag")
+    record = {
+        "content": "odd shapes in fields this server ignores",
+        "metadata": {"tag": tag},
+        "owner": {},
+        "session": ["s"],
+        "salience": "high",
+        "key": 7,
+        "embedding": "not a vector",
+    }
+    (record_id,) = core_only.remember(record)
+    (stored,) = core_only.timeline(where={"tag": tag})
+    assert stored["id"] == record_id
+    assert set(stored) <= CORE_RECORD_FIELDS
 
 
 @pytest.mark.spec("4.16")

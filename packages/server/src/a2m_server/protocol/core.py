@@ -16,7 +16,14 @@ from a2m_server.config import ServerConfig, TierConfig
 from a2m_server.embedders.service import EmbeddingService
 from a2m_server.errors import ProtocolError
 from a2m_server.store import Scope, Store, StoreError, StoreWriter
-from a2m_types import METHODS, ErrorCode, ForgetParams, Params, SummarizeParams, field_capabilities
+from a2m_types import (
+    METHODS,
+    ErrorCode,
+    ForgetParams,
+    RecordInput,
+    SummarizeParams,
+    field_capabilities,
+)
 from a2m_types.observations import OBSERVATION_METHODS, OBSERVATIONS_EXTENSION
 
 from .context import CallContext
@@ -31,6 +38,14 @@ Handler = Callable[["Protocol", CallContext, Any], dict[str, Any]]
 _IGNORED_WHEN_UNDECLARED = frozenset({"prompt", "embeddings"})
 
 _CAPABILITY_FIELDS = {name: field_capabilities(spec.params) for name, spec in METHODS.items()}
+
+# Record fields a server without their capability ignores (§4.2); ``tier`` alone is refused,
+# by the write itself, since dropping a caller's placement would be a correctness bug.
+_IGNORED_RECORD_FIELDS = {
+    name: capability
+    for name, capability in field_capabilities(RecordInput).items()
+    if name != "tier"
+}
 
 
 def now_ms() -> int:
@@ -126,11 +141,11 @@ class Protocol:
                 "does not declare",
                 {"capability": spec.capability, "method": method},
             )
+        params = self._undeclared_left_out(ctx, method, params)
         try:
             parsed = spec.params.model_validate(params)
         except ValidationError as exc:
             raise _validation_message(method, exc) from None
-        self._gate_params(ctx, method, parsed)
         try:
             return handler(self, ctx, parsed)
         except StoreError as exc:
@@ -147,16 +162,41 @@ class Protocol:
                 "is not valid Unicode (it holds a lone surrogate)"
             ) from None
 
-    def _gate_params(self, ctx: CallContext, method: str, params: Params) -> None:
-        for name, capability in _CAPABILITY_FIELDS.get(method, {}).items():
-            if capability in ctx.capabilities or name not in params.model_fields_set:
-                continue
-            if getattr(params, name) is None:
-                continue
-            if name in _IGNORED_WHEN_UNDECLARED:
-                setattr(params, name, None)
-                continue
-            raise ProtocolError.capability(capability, f"the '{name}' parameter of {method}")
+    def _undeclared_left_out(
+        self, ctx: CallContext, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``params`` without what a capability this server does not declare would carry,
+        decided before any value is read, so what is ignored is never also refused for
+        its shape: a parameter is refused (``CAPABILITY_NOT_SUPPORTED``) unless it is one
+        a server ignores (``prompt``, ``embeddings``), a record field ignored (§4.2)."""
+        undeclared = [
+            name
+            for name, capability in _CAPABILITY_FIELDS.get(method, {}).items()
+            if capability not in ctx.capabilities and params.get(name) is not None
+        ]
+        for name in undeclared:
+            if name not in _IGNORED_WHEN_UNDECLARED:
+                capability = _CAPABILITY_FIELDS[method][name]
+                raise ProtocolError.capability(capability, f"the '{name}' parameter of {method}")
+        if undeclared:
+            params = {name: value for name, value in params.items() if name not in undeclared}
+        records = params.get("records") if method == "memory/remember" else None
+        ignored = [
+            name
+            for name, capability in _IGNORED_RECORD_FIELDS.items()
+            if capability not in ctx.capabilities
+        ]
+        if ignored and isinstance(records, list):
+            params = {
+                **params,
+                "records": [
+                    {k: v for k, v in record.items() if k not in ignored}
+                    if isinstance(record, dict)
+                    else record
+                    for record in records
+                ],
+            }
+        return params
 
     def close(self) -> None:
         """Drop every subscription."""
