@@ -1,26 +1,42 @@
 """``a2m.adapter_support``, the pieces every async framework adapter shares: the lazily
 opened client, the server's layout, complete-or-warned listings, all-or-nothing writes,
-the lines a model reads, and the loud interface check — against a real server."""
+the lines a model reads, the observations another project granted, and the loud
+interface check — against a real server."""
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from a2m import AsyncA2MClient
+from a2m import A2MClient, AsyncA2MClient
 from a2m.adapter_support import (
+    TRANSFERRED_HEADER,
     ClientSource,
     IncompleteListingWarning,
     ServerLayout,
+    drive,
+    drive_async,
     every_record,
     memory_lines,
+    offers_transfers,
     remember_all,
     require_interface,
+    transferred_lines,
+    transferred_observations,
 )
 from a2m.errors import A2MConnectionError, QuotaExceeded
 from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_testing.servers import MethodLog
+from a2m_testing.transfers import (
+    GRANTED_FACT,
+    OTHER_AGENT_FACT,
+    granted_config,
+    seed_granted_project,
+)
+from a2m_types import DescribeResult
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +144,65 @@ async def test_memory_lines_say_who_wrote_what(a2m_async_client: AsyncA2MClient)
     assert text.startswith("Memories:\n- [")
     assert "[crewai/chef] Ada likes tea (score " in text
     assert "[unknown framework] Ada likes jazz" in text
+
+
+def _granted(server_factory: Any, **limits: int) -> Any:
+    config = granted_config()
+    if limits:
+        config = replace(config, limits=LimitsConfig(**limits))
+    server = server_factory(config)
+    seed_granted_project(server)
+    return server
+
+
+async def test_transferred_observations_asks_once_within_the_recall_limit(
+    a2m_server_factory: Any,
+) -> None:
+    log = MethodLog(_granted(a2m_server_factory, max_recall_limit=3))
+    async with AsyncA2MClient.in_process(log) as client:
+        description = await client.describe()
+        assert offers_transfers(description)
+        found = await drive_async(
+            transferred_observations(description, "fastapi version", k=2), client
+        )
+        # a local caller without a principal reads every agent's; the heavier one first
+        assert [o.content for o in found] == [OTHER_AGENT_FACT, GRANTED_FACT]
+        assert all(o.transferred and o.source_project == "acme/api" for o in found)
+        # k = 2 asks for 8 candidates, which the declared limit of 3 caps: no QuotaExceeded
+        assert log.count("memory/observations/recall") == 1
+        lines = transferred_lines(found).splitlines()
+        assert lines[0] == TRANSFERRED_HEADER
+        assert lines[2].startswith(f"- [acme/api, agent planner] {GRANTED_FACT} (score 0.")
+
+
+async def test_transferred_observations_skips_a_blank_query_and_a_low_score(
+    a2m_server_factory: Any,
+) -> None:
+    log = MethodLog(_granted(a2m_server_factory))
+    async with AsyncA2MClient.in_process(log) as client:
+        description = await client.describe()
+        assert await drive_async(transferred_observations(description, "  ", k=3), client) == []
+        assert log.count("memory/observations/recall") == 0
+        strict = transferred_observations(description, "fastapi version", k=3, min_score=0.99)
+        assert await drive_async(strict, client) == []
+        assert log.count("memory/observations/recall") == 1
+
+
+def test_no_grant_or_an_older_server_offers_no_transfers(a2m_server_factory: Any) -> None:
+    plain = a2m_server_factory(granted_config(grant=False))
+    with A2MClient.in_process(plain) as client:
+        assert not offers_transfers(client.describe())
+        assert drive(transferred_observations(client.describe(), "fastapi", k=3), client) == []
+    older = DescribeResult.model_validate(
+        {
+            **plain.connect().call("memory/describe"),
+            "observations": {
+                "methods": [],
+                "classifications": [],
+                "max_weight": 1.0,
+                "transfer_multiplier": 0.5,
+            },
+        }
+    )
+    assert not offers_transfers(older)
+    assert not offers_transfers(None)

@@ -55,6 +55,7 @@ def test_describe_declares_the_extension_and_leaves_the_0_1_arrays_alone(
         info = described["observations"]
         assert "memory/observations/remember" in info["methods"]
         assert info["transfer_multiplier"] == 0.5
+        assert info["transfers"] is False  # no grant configured
         assert {"pattern", "decision", "error", "tool-use", "convention", "note"} <= set(
             info["classifications"]
         )
@@ -318,6 +319,7 @@ def test_transfer_is_denied_by_default(store_backend: str) -> None:
 
 def test_a_granted_transfer_is_discounted_marked_and_read_only(store_backend: str) -> None:
     with _server(_grants()) as server:
+        assert server.connect().call("memory/describe")["observations"]["transfers"] is True
         api = server.connect(principal="acme/api/bot")
         written = api.call(REMEMBER, {"content": "pin the fastapi version", "weight": 2.0})
         server.connect(principal="acme/api/other").call(REMEMBER, {"content": "pin others"})

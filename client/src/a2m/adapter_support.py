@@ -3,7 +3,9 @@ the client it was given or opens lazily, what it must know of the server, a list
 is complete or says it is not, a write that is all or nothing, recalled records as lines
 a model reads, a loud check of the framework interface it is built on, the step driver
 that runs one flow on the sync and the async client alike, and which record the caller
-reads where several principals hold one key (:class:`Caller`, :func:`best_per_key`)."""
+reads where several principals hold one key (:class:`Caller`, :func:`best_per_key`), and
+the observations another project granted, for a context put before the model
+(:func:`transferred_observations`)."""
 
 from __future__ import annotations
 
@@ -23,11 +25,18 @@ from a2m_types import DescribeResult, Record
 
 from ._adapter_owners import Caller, best_per_key
 from ._adapter_steps import Flow, Step, call, drive, drive_async
+from ._adapter_transfers import (
+    TRANSFERRED_HEADER,
+    offers_transfers,
+    transferred_lines,
+    transferred_observations,
+)
 from ._async_client import AsyncA2MClient
 from .errors import A2MError, IncompleteListing
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "TRANSFERRED_HEADER",
     "Caller",
     "ClientSource",
     "Flow",
@@ -40,8 +49,11 @@ __all__ = [
     "drive_async",
     "every_record",
     "memory_lines",
+    "offers_transfers",
     "remember_all",
     "require_interface",
+    "transferred_lines",
+    "transferred_observations",
 ]
 
 DEFAULT_TIMEOUT = 30.0

@@ -11,7 +11,15 @@ from typing import Any
 from agent_framework import AgentSession, ContextProvider, Message, SessionContext, tool
 
 from a2m import AsyncA2MClient, Record
-from a2m.adapter_support import DEFAULT_TIMEOUT, ClientSource, ServerLayout, memory_lines
+from a2m.adapter_support import (
+    DEFAULT_TIMEOUT,
+    ClientSource,
+    ServerLayout,
+    drive_async,
+    memory_lines,
+    transferred_lines,
+    transferred_observations,
+)
 
 from ._messages import Provenance, checked_namespace
 
@@ -37,7 +45,9 @@ class A2MContextProvider(ContextProvider):
     wrote it. Context messages, not instructions: they are attributed to this provider,
     so a history provider does not store them as part of the conversation, and the
     agent's own instructions stay as its author wrote them. Records of the running
-    conversation itself are left out (the history provider replays those).
+    conversation itself are left out (the history provider replays those). Where the
+    server declares observation transfer grants, one ``memory/observations/recall`` adds
+    up to ``k`` observations granted from other projects, marked with their project.
 
     ``after_run`` writes the turn — the input and the answer — as one episodic record in
     ``namespace`` with provenance ``source_framework="agent-framework"``, in one
@@ -120,10 +130,17 @@ class A2MContextProvider(ContextProvider):
             if (record.score is None or record.score >= self.score_threshold)
             and not _of_conversation(record, running)
         ][: self.k]
-        if relevant:
-            context.extend_messages(
-                self, [Message(role="user", contents=[memory_lines(relevant, _HEADER)])]
-            )
+        granted = await drive_async(
+            transferred_observations(
+                client.description, query, k=self.k, min_score=self.score_threshold
+            ),
+            client,
+        )
+        blocks = [memory_lines(relevant, _HEADER)] if relevant else []
+        if granted:
+            blocks.append(transferred_lines(granted))
+        if blocks:
+            context.extend_messages(self, [Message(role="user", contents=["\n\n".join(blocks)])])
 
     async def after_run(
         self,

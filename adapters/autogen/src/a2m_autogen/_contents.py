@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from a2m import Record, RecordInput
 from a2m.adapter import check_storable
+from a2m_types.observations import Observation
 from a2m_types.rest import EntryMetaWrite, EntryWrite, entry_to_record_input, record_key
 
 from ._connection import StoreLayout
@@ -28,6 +29,7 @@ __all__ = [
     "Provenance",
     "content_record",
     "mime_of",
+    "observation_content",
     "query_text",
     "record_content",
     "transcript_key",
@@ -252,3 +254,25 @@ def record_content(record: Record) -> MemoryContent:
 def transcript_key(namespace: str, session: str) -> str:
     """A fresh A2M key for one message of ``session`` in ``namespace``."""
     return record_key(namespace, f"{session}/{uuid.uuid4().hex}")
+
+
+def observation_content(observation: Observation) -> MemoryContent:
+    """An observation another project granted, as a ``MemoryContent``: its score at
+    ``metadata["score"]``, and under ``metadata["a2m"]`` its id, score, the project it was
+    transferred from and the agent that wrote it (``transferred`` is always true)."""
+    provenance = {
+        "id": observation.id,
+        "score": observation.score,
+        "transferred": True,
+        "source_project": observation.source_project,
+        "source_agent": observation.agent,
+        "created_at": observation.created_at.isoformat(),
+    }
+    metadata: dict[str, Any] = {
+        PROVENANCE_KEY: {k: v for k, v in provenance.items() if v is not None}
+    }
+    if observation.score is not None:
+        metadata[SCORE_KEY] = observation.score
+    return MemoryContent(
+        content=observation.content, mime_type=MemoryMimeType.TEXT, metadata=metadata
+    )

@@ -17,12 +17,14 @@ from typing_extensions import Self
 
 from a2m import NOT_GIVEN, AsyncA2MClient, PromptOptions, Record, filters
 from a2m.adapter import AsyncA2MAdapter
+from a2m.adapter_support import drive_async, transferred_lines, transferred_observations
 from a2m_types.rest import validate_namespace
 
 from ._connection import ConnectionConfig, Link, cancellable
 from ._contents import (
     Provenance,
     content_record,
+    observation_content,
     query_text,
     record_content,
 )
@@ -88,8 +90,9 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
 
     Round trips: ``add`` 1 (``memory/remember``), ``add_many`` 1 per
     ``max_records_per_call`` contents, ``query`` 1 and ``update_context`` 1
-    (``memory/recall``), ``clear`` 2 or more (``forget``, then ``timeline`` pages); the
-    very first call also describes the server once."""
+    (``memory/recall``; 2 where the server declares observation transfer grants, see
+    :meth:`update_context`), ``clear`` 2 or more (``forget``, then ``timeline`` pages);
+    the very first call also describes the server once."""
 
     component_type = "memory"
     component_provider_override = "a2m_autogen.A2MMemory"
@@ -296,7 +299,10 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         add one ``SystemMessage`` with what was found, rendered by the server where it
         declares ``prompt`` (else numbered, best first); nothing is added when nothing is
         found. Only memories scoring at least ``score_threshold`` reach the model (unset:
-        above 0, so a memory that matched nothing never does). One ``memory/recall``."""
+        above 0, so a memory that matched nothing never does). One ``memory/recall``; where
+        the server declares observation transfer grants, one ``memory/observations/recall``
+        more adds up to ``k`` observations granted from other projects, listed apart and
+        marked with their project (``metadata["a2m"]["transferred"]``)."""
         messages = await model_context.get_messages()
         text = _latest_user_text(messages)
         plan = await self._plan(None, None, None, None, None)
@@ -308,11 +314,25 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         relevant = [r for r in records if not _below(r, self._config.score_threshold)]
         if len(relevant) < len(records):
             records, rendered = relevant, None  # the server's rendering held what went
-        if not records:
+        client = await self._link.client()
+        granted = await drive_async(
+            transferred_observations(
+                client.description,
+                text,
+                k=self._config.k,
+                min_score=self._config.score_threshold,
+            ),
+            client,
+        )
+        granted = [o for o in granted if o.score is None or o.score > 0.0]
+        if not records and not granted:
             return UpdateContextResult(memories=MemoryQueryResult(results=[]))
         contents = [record_content(r) for r in records]
         body = rendered or "\n".join(f"{i}. {_plain(c)}" for i, c in enumerate(contents, 1))
+        if granted:
+            body = (body + "\n\n" if body else "") + transferred_lines(granted)
         await model_context.add_message(SystemMessage(content=MEMORY_HEADER + body + "\n"))
+        contents += [observation_content(o) for o in granted]
         return UpdateContextResult(memories=MemoryQueryResult(results=contents))
 
     # --- lifecycle -----------------------------------------------------------------------

@@ -12,10 +12,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_bu
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from a2m import A2MClient, AsyncA2MClient, Record
+from a2m.adapter_support import Flow, drive, drive_async, transferred_observations
+from a2m_types.observations import Observation
 
 from ._chat_history import A2MChatMessageHistory
 from ._clients import need_async, need_sync, sort_clients
-from ._records import DEFAULT_NAMESPACE, retrieved_document
+from ._records import DEFAULT_NAMESPACE, retrieved_document, transferred_document
 
 try:
     from langchain_classic.base_memory import BaseMemory
@@ -41,8 +43,11 @@ class A2MMemory(BaseMemory):
     that key, the ``relevant_k`` records most relevant to the input written by any
     framework in any namespace (or only ``relevant_namespaces``), other than this
     session's transcript: one more ``memory/recall`` (by words, and by vector too with
-    ``embeddings``, which also stores every message with its vector). ``clear`` forgets this session's
-    records in this ``namespace`` only: one ``memory/forget``.
+    ``embeddings``, which also stores every message with its vector), and where the
+    server declares observation transfer grants, one ``memory/observations/recall`` for
+    up to ``relevant_k`` observations granted from other projects, after the rest and
+    marked ``[transferred from …]`` (documents: ``metadata["transferred"]``). ``clear``
+    forgets this session's records in this ``namespace`` only: one ``memory/forget``.
 
     ``input_key`` / ``output_key`` are found as the classic memories find them when
     unset. ``client`` is an :class:`~a2m.A2MClient` or an :class:`~a2m.AsyncA2MClient`
@@ -121,7 +126,8 @@ class A2MMemory(BaseMemory):
             if self.embeddings is not None:
                 params["embedding"] = self.embeddings.embed_query(params["query"])
             result = client.recall(**params)
-            loaded[self.relevant_key] = self._relevant(result.records)
+            granted = drive(self._transferred(client, params["query"]), client)
+            loaded[self.relevant_key] = self._relevant(result.records, granted)
         return loaded
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +141,8 @@ class A2MMemory(BaseMemory):
             if self.embeddings is not None:
                 params["embedding"] = await self.embeddings.aembed_query(params["query"])
             result = await client.recall(**params)
-            loaded[self.relevant_key] = self._relevant(result.records)
+            granted = await drive_async(self._transferred(client, params["query"]), client)
+            loaded[self.relevant_key] = self._relevant(result.records, granted)
         return loaded
 
     def _window(self) -> int | None:
@@ -164,7 +171,14 @@ class A2MMemory(BaseMemory):
             params["min_score"] = self.relevant_min_score
         return params
 
-    def _relevant(self, records: list[Record]) -> str | list[Document]:
+    def _transferred(
+        self, client: A2MClient | AsyncA2MClient, query: str
+    ) -> Flow[list[Observation]]:
+        return transferred_observations(
+            client.description, query, k=self.relevant_k, min_score=self.relevant_min_score
+        )
+
+    def _relevant(self, records: list[Record], granted: list[Observation]) -> str | list[Document]:
         mine = self._history.provenance.namespace
         kept = [
             record
@@ -175,9 +189,16 @@ class A2MMemory(BaseMemory):
             )
         ][: self.relevant_k]
         documents = [retrieved_document(record) for record in kept]
+        transferred = [transferred_document(observation) for observation in granted]
         if self.return_docs:
-            return documents
-        return "\n".join(document.page_content for document in documents)
+            return documents + transferred
+        lines = [document.page_content for document in documents]
+        lines += [
+            f"[transferred from {d.metadata['source_project'] or 'another project'}] "
+            + d.page_content
+            for d in transferred
+        ]
+        return "\n".join(lines)
 
     # --- save ------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from a2m import A2MClient, AsyncA2MClient, Record
 from a2m.adapter import check_storable
 from a2m.adapter_support import ServerLayout
 from a2m.errors import CapabilityNotSupported, InvalidParams
+from a2m_types.observations import Observation
 from a2m_types.rest import InvalidNamespace, validate_namespace
 
 SOURCE_FRAMEWORK = "langchain"
@@ -249,3 +250,17 @@ def provenance_of(record: Record) -> dict[str, Any]:
 def retrieved_document(record: Record) -> Document:
     """A recalled record as a LangChain document: its text, and where it came from."""
     return Document(page_content=record.content, metadata=provenance_of(record), id=record.id)
+
+
+def transferred_document(observation: Observation) -> Document:
+    """An observation another project granted, as a document: its text, the project it
+    was transferred from, the agent that wrote it and its score (``transferred`` true)."""
+    metadata: dict[str, Any] = {
+        "id": observation.id,
+        "score": observation.score,
+        "transferred": True,
+        "source_project": observation.source_project,
+        "source_agent": observation.agent,
+        "created_at": observation.created_at.isoformat().replace("+00:00", "Z"),
+    }
+    return Document(page_content=observation.content, metadata=metadata, id=observation.id)

@@ -7,6 +7,7 @@ All run the bundled server exactly as users run it, so a test exercises the real
 from __future__ import annotations
 
 import itertools
+import json
 import socket
 import sys
 import tempfile
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from a2m_server.config import ServerConfig
     from a2m_server.server import A2MServer
 
-__all__ = ["Servers", "serve_http", "stdio_command"]
+__all__ = ["MethodLog", "Servers", "serve_http", "stdio_command"]
 
 _STARTUP_TIMEOUT = 30.0
 _SHUTDOWN_TIMEOUT = 30.0
@@ -258,3 +259,43 @@ def _wait_started(
         if time.monotonic() > deadline:
             raise RuntimeError(f"the HTTP server did not start within {_STARTUP_TIMEOUT:.0f}s")
         time.sleep(0.005)
+
+
+class MethodLog:
+    """An in-process server that writes down the JSON-RPC method of every message its
+    connections are sent, for a test that counts an adapter's calls: pass it to
+    ``A2MClient.in_process`` in place of the server."""
+
+    def __init__(self, server: A2MServer) -> None:
+        self.server = server
+        self.methods: list[str] = []
+        self._lock = threading.Lock()
+
+    def connect(self, **options: Any) -> Any:
+        return _LoggedConnection(self, self.server.connect(**options))
+
+    def count(self, method: str) -> int:
+        """How many messages called ``method`` so far."""
+        with self._lock:
+            return self.methods.count(method)
+
+    def _note(self, message: str) -> None:
+        try:
+            method = json.loads(message).get("method")
+        except (ValueError, AttributeError):
+            method = None
+        with self._lock:
+            self.methods.append(method if isinstance(method, str) else "?")
+
+
+class _LoggedConnection:
+    def __init__(self, log: MethodLog, connection: Any) -> None:
+        self._log = log
+        self._connection = connection
+
+    def handle(self, message: str) -> str | None:
+        self._log._note(message)
+        return self._connection.handle(message)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self._connection.close()

@@ -167,6 +167,10 @@ class ObservationsInfo(WireModel):
     classifications: list[str]
     max_weight: float
     transfer_multiplier: float
+    transfers: bool = False
+    """Whether the operator has granted any project another's observations: without a
+    grant, ``recall`` and ``list`` never return a transferred one, and a client that only
+    wants those need not ask."""
 
 
 class DescribeResult(WireModel):

@@ -433,4 +433,5 @@ def _observations_info(proto: Protocol) -> dict[str, Any] | None:
         "classifications": list(CLASSIFICATIONS),
         "max_weight": config.max_weight,
         "transfer_multiplier": config.transfer_multiplier,
+        "transfers": bool(config.grants),
     }
