@@ -154,10 +154,24 @@ def test_the_pool_replaces_connections_the_server_dropped_between_calls(
         connection = server.connect()
         connection.call("memory/remember", {"records": [{"content": "before"}]})
         with psycopg.connect(postgres_server.base_url, autocommit=True) as killer:
+            killed = [
+                pid
+                for (pid,) in killer.execute(
+                    "SELECT pid FROM pg_stat_activity "
+                    "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
+                ).fetchall()
+            ]
             killer.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
+                "SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [killed]
             )
+            # Dropped means gone: the pool lends a quiet connection without a round trip,
+            # and one whose backend has exited has its end of file to read.
+            deadline = time.monotonic() + 10
+            while killer.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", [killed]
+            ).fetchone() != (0,):
+                assert time.monotonic() < deadline, "the terminated backends did not exit"
+                time.sleep(0.01)
         connection.call("memory/remember", {"records": [{"content": "after"}]})
         contents = [r["content"] for r in connection.call("memory/timeline")["records"]]
     assert contents == ["before", "after"]
