@@ -62,6 +62,7 @@ from a2m_server import (
 from a2m_server import server as server_module
 from a2m_server.protocol import core as protocol_core
 from a2m_server.protocol import writes
+from a2m_server.store import _sqlite_write
 from a2m_server.store import sqlite as sqlite_store
 from a2m_types import DescribeResult, RememberParams
 from a2m_types.plain_json import orjson_matches_stdlib
@@ -129,7 +130,7 @@ def _instrument(spent: Spent) -> None:
     else:
         writes.prepare_write = _timed(spent, "prepare_write", writes.prepare_write)  # type: ignore[assignment]
     writes.write_records = _timed(spent, "write_records (all of it)", writes.write_records)  # type: ignore[assignment]
-    sqlite_store._pack = _timed(spent, "  pack vectors", sqlite_store._pack)  # type: ignore[assignment]
+    _sqlite_write.pack_vector = _timed(spent, "  pack vectors", _sqlite_write.pack_vector)  # type: ignore[assignment]
     protocol_core.Protocol.invoke = _timed(  # type: ignore[method-assign]
         spent, "protocol.invoke (all of it)", protocol_core.Protocol.invoke
     )
