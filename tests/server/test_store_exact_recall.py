@@ -57,6 +57,41 @@ def test_a_forgotten_word_is_not_found(store_backend: str) -> None:
         )
 
 
+def test_a_typo_guess_never_pushes_out_a_record_holding_a_word_as_given(
+    store_backend: str,
+) -> None:
+    """ "walrux" is no record's word, so its correction "walrus" is searched too; but every
+    record holding "gecko" or "axolotl" as asked comes first, even where those words are
+    so common that their BM25 weight is nil, and the guesses fill what is left, their
+    scores no higher than the last record found by what was asked."""
+    contents = [
+        "okapi sea",
+        "the axolotl",
+        "narwhal walrus quokka okapi sea",
+        "axolotl",
+        "sea tapir walrus",
+        "ibis axolotl walrus tapir gecko",
+        "okapi walrus tapir axolotl quokka",
+        "quokka walrus",
+    ]
+    with A2MServer() as server:
+        peer = server.connect()
+        for content in contents:  # one call each: the newest are the walrus-only ones
+            peer.call("memory/remember", {"records": [{"content": content}]})
+        asked = {c for c in contents if {"gecko", "axolotl"} & set(c.split())}
+        for limit in (len(asked), len(asked) + 2, 20):
+            found = peer.call("memory/recall", {"query": "gecko axolotl walrux", "limit": limit})[
+                "records"
+            ]
+            texts = [r["content"] for r in found]
+            assert set(texts[: len(asked)]) == asked, (limit, texts)
+            guesses = texts[len(asked) :]
+            assert all("walrus" in t.split() and not asked & {t} for t in guesses)
+            assert len(found) == min(limit, len(asked) + 3)
+            scores = [r["score"] for r in found]
+            assert scores == sorted(scores, reverse=True)
+
+
 class World:
     """One store and a brute-force account of what it holds."""
 

@@ -51,6 +51,9 @@ class Candidate:
     """Raw lexical relevance (positive, larger is better)."""
     similarity: float | None = None
     """Vector similarity already in [0, 1]."""
+    guessed: bool = False
+    """Found only through the typo correction of a query word: ranked after every
+    candidate found by what was asked."""
 
 
 def recency_score(created_at: int, now: int, half_life_s: float | None) -> float:
@@ -114,12 +117,17 @@ def blend(
 
     scored = [(c, round(score(c), 6)) for c in candidates]
     scored.sort(key=_order_key)
+    # A guess scores no higher than the last candidate found by what was asked, so the
+    # scores still fall from first to last.
+    floor = min((s for c, s in scored if not c.guessed), default=None)
+    if floor is not None:
+        scored = [(c, min(s, floor) if c.guessed else s) for c, s in scored]
     return scored
 
 
-def _order_key(item: tuple[Candidate, float]) -> tuple[float, int, str]:
+def _order_key(item: tuple[Candidate, float]) -> tuple[bool, float, int, str]:
     candidate, score = item
-    return (-score, -candidate.created_at, candidate.id)
+    return (candidate.guessed, -score, -candidate.created_at, candidate.id)
 
 
 def by_recency(created_at: Sequence[int], now: int) -> list[float]:

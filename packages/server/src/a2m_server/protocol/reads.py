@@ -224,20 +224,22 @@ def rank_candidates(
     now: int,
 ) -> list[tuple[StoredRecord, float]]:
     pool = max(limit * _CANDIDATE_FACTOR, _CANDIDATE_POOL)
-    lexical = dict(reader.lexical(selector, terms, pool)) if terms else {}
+    lexical = {hit.id: hit for hit in reader.lexical(selector, terms, pool)} if terms else {}
     similar = dict(reader.nearest(selector, vector, pool)) if vector is not None else {}
     records = reader.get(list(lexical.keys() | similar.keys()))
-    candidates = {
-        r.id: ranking.Candidate(
+    candidates = {}
+    for r in records:
+        hit = lexical.get(r.id)
+        candidates[r.id] = ranking.Candidate(
             id=r.id,
             created_at=r.created_at,
             salience=r.salience,
             tier=r.tier,
-            lexical=lexical.get(r.id),
+            lexical=None if hit is None else hit.relevance,
             similarity=similar.get(r.id),
+            # found by neither a word as given nor its vector: a typo's guess
+            guessed=hit is not None and hit.guessed and r.id not in similar,
         )
-        for r in records
-    }
     half_lives: dict[str | None, float | None] = {t.name: t.half_life for t in proto.config.tiers}
     scored = ranking.blend(
         list(candidates.values()),

@@ -54,7 +54,7 @@ def summarize(proto: Protocol, ctx: CallContext, params: SummarizeParams) -> dic
     with proto.store.reading() as reader:
         terms = query_terms(params.query) if params.query else []
         if terms:
-            ranked = [record_id for record_id, _ in reader.lexical(selector, terms, limit)]
+            ranked = [hit.id for hit in reader.lexical(selector, terms, limit)]
             found = {r.id: r for r in reader.get(ranked)}
             sources = sorted(
                 (found[i] for i in ranked if i in found), key=lambda r: (r.created_at, r.rowid)

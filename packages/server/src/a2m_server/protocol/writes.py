@@ -534,7 +534,7 @@ def forget(proto: Protocol, ctx: CallContext, params: ForgetParams) -> dict[str,
             terms = query_terms(params.query, keep_stop_words=True)
             # Forget takes what mentions *every* term: deleting is no place for "any of".
             matches = writer.lexical(selector, terms, None, match_all=True) if terms else []
-            targets = writer.get([record_id for record_id, _ in matches])
+            targets = writer.get([hit.id for hit in matches])
         else:
             targets = writer.select(selector)
         forgotten = writer.delete([record.id for record in targets])

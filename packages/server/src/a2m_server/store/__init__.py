@@ -6,6 +6,7 @@ from ._open import is_postgres_url, open_store
 from .base import (
     AgentCount,
     EventRow,
+    LexicalHit,
     NewRecord,
     RecordFilter,
     Scope,
@@ -21,6 +22,7 @@ from .sqlite import SQLiteStore
 __all__ = [
     "AgentCount",
     "EventRow",
+    "LexicalHit",
     "NewRecord",
     "RecordFilter",
     "SQLiteStore",

@@ -257,19 +257,21 @@ class TermView:
             table[key] = value
 
 
-def expressions_for(stats: TermView, terms: Sequence[str]) -> list[str]:
-    """The FTS5 expressions a ranked search looks for: each term, or the term one edit
-    away when the index does not hold it."""
-    out: list[str] = []
+def expressions_for(stats: TermView, terms: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The FTS5 expressions a ranked search looks for: the terms the index holds as given,
+    and, apart, the corrections (the term one edit away) of those it does not hold."""
+    given: list[str] = []
+    corrected: list[str] = []
     for term in terms:
         expression = phrase(term)
         if stats.frequency(expression) == 0 and len(term) >= TYPO_MIN and term.isalpha():
-            corrected = stats.correction(term)
-            if corrected is None:
-                continue
-            expression = phrase(corrected)
-        out.append(expression)
-    return list(dict.fromkeys(out))
+            correction = stats.correction(term)
+            if correction is not None:
+                corrected.append(phrase(correction))
+            continue
+        given.append(expression)
+    given = list(dict.fromkeys(given))
+    return given, [e for e in dict.fromkeys(corrected) if e not in given]
 
 
 def ranked_search(
@@ -281,13 +283,49 @@ def ranked_search(
     limit: int | None,
     *,
     selective: bool = True,
-) -> list[tuple[str, float]]:
-    """(id, BM25 relevance) pairs, best first, for records matching any of ``terms``.
+) -> list[tuple[str, float, bool]]:
+    """(id, BM25 relevance, guessed) triples for records matching any of ``terms``: those
+    holding a term as given first, best first; then, to fill what is left of ``limit``,
+    those found only through the typo correction of a term no record holds (``guessed``),
+    best first. A guess never pushes out a record holding what was asked for.
 
     ``selective=False`` says the filter refuses nothing but expired records, so ranking
     the matches alone and checking the filter on the best few seldom has to look again."""
     view = stats.snapshot(conn)
-    expressions = expressions_for(view, terms)
+    given, corrected = expressions_for(view, terms)
+    hits = [
+        (record_id, score, False)
+        for record_id, score in _ranked(
+            conn, view, stats, given, where_sql, where_params, limit, selective=selective
+        )
+    ]
+    if corrected and (limit is None or len(hits) < limit):
+        # Up to limit guesses: those that also hold a given term are already above.
+        found = {record_id for record_id, _, _ in hits}
+        guesses = [
+            (record_id, score, True)
+            for record_id, score in _ranked(
+                conn, view, stats, corrected, where_sql, where_params, limit, selective=selective
+            )
+            if record_id not in found
+        ]
+        hits += guesses if limit is None else guesses[: limit - len(hits)]
+    return hits
+
+
+def _ranked(
+    conn: sqlite3.Connection,
+    view: TermView,
+    stats: TermStats,
+    expressions: Sequence[str],
+    where_sql: str,
+    where_params: Sequence[object],
+    limit: int | None,
+    *,
+    selective: bool,
+) -> list[tuple[str, float]]:
+    """(id, BM25 relevance) pairs, best first, for records matching any of
+    ``expressions``, within the posting budget."""
     frequency = {e: view.frequency(e) for e in expressions}
     present = sorted((e for e in expressions if frequency[e] > 0), key=lambda e: frequency[e])
     if not present:

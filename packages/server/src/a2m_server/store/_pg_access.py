@@ -23,6 +23,7 @@ from .base import (
     RECORD_COLUMNS,
     AgentCount,
     EventRow,
+    LexicalHit,
     NewRecord,
     RecordFilter,
     Scope,
@@ -272,7 +273,7 @@ class PgReader(PgAuditReading, StoreReader):
         limit: int | None,
         *,
         match_all: bool = False,
-    ) -> list[tuple[str, float]]:
+    ) -> list[LexicalHit]:
         limited = limit is not None and limit <= _KEPT_ROWS
         found = lexical_search(
             self._rows,
@@ -284,9 +285,9 @@ class PgReader(PgAuditReading, StoreReader):
             columns=_R_COLUMNS if limited and self._keeps_found else "r.id",
         )
         if not (limited and self._keeps_found):
-            return [(row[0], row[1]) for row in found]
+            return [LexicalHit(row[0], row[1], row[2]) for row in found]
         self._keep(found)
-        return [(row[1], row[-1]) for row in found]
+        return [LexicalHit(row[1], row[-2], row[-1]) for row in found]
 
     # --- vectors ---------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ the same typo correction and posting budget.
   replaced by the indexed term one edit away (insertion, deletion, substitution or swap
   of neighbours) that most records hold, starting with the same letter, read from the
   kept term statistics exactly as SQLite reads its vocabulary (in byte order, the same
-  bounded scan, ties to the first).
+  bounded scan, ties to the first). Records found only through such a guess rank after
+  every record holding a term as given.
 - The posting budget: only records holding one of the rarest terms whose postings fit it
   are candidates; each is scored with the whole query (the common terms' share added,
   as SQLite rescores its best candidates). When even the rarest term is beyond it, the
@@ -79,9 +80,11 @@ def lexical_search(
     posting_budget: int | None,
     columns: str = "r.id",
 ) -> list[tuple[Any, ...]]:
-    """Rows of ``columns`` (of ``records AS r``) and BM25 relevance last, best first, for
-    records matching ``terms`` (any of them, typos corrected; or, with ``match_all``,
-    every one as given) and ``where``."""
+    """Rows of ``columns`` (of ``records AS r``), BM25 relevance and ``guessed`` last, for
+    records matching ``terms`` (any of them; or, with ``match_all``, every one as given)
+    and ``where``: those holding a term as given first, best first; then, to fill what is
+    left of ``limit``, those found only through the typo correction of a term no record
+    holds (``guessed`` true), best first, as on SQLite."""
     lexemes = query_lexemes(terms)
     if not lexemes or (limit is not None and limit <= 0):
         return []
@@ -89,20 +92,53 @@ def lexical_search(
     frequency = {lexeme: counts.get(lexeme, 0) for lexeme in lexemes}
     corpus = (records, average)
     if match_all:
-        return _bm25(
+        found = _bm25(
             rows, lexemes, lexemes, frequency, corpus, where, limit, columns, match_all=True
         )
-    corrected: list[str] = []
+        return [(*row, False) for row in found]
+    given: list[str] = []
+    guesses: list[str] = []
     for lexeme in lexemes:
         if frequency[lexeme] == 0 and len(lexeme) >= TYPO_MIN and lexeme.isalpha():
-            found = correction(rows, lexeme)
-            if found is None:
-                continue
-            lexeme, frequency[found[0]] = found
-        corrected.append(lexeme)
-    present = sorted(
-        (t for t in dict.fromkeys(corrected) if frequency[t] > 0), key=lambda t: frequency[t]
-    )
+            corrected = correction(rows, lexeme)
+            if corrected is not None:
+                guesses.append(corrected[0])
+                frequency[corrected[0]] = corrected[1]
+            continue
+        given.append(lexeme)
+    given = list(dict.fromkeys(given))
+    hits = [
+        (*row, False)
+        for row in _ranked(rows, given, frequency, corpus, where, limit, columns, posting_budget)
+    ]
+    guesses = [g for g in dict.fromkeys(guesses) if g not in given]
+    if guesses and (limit is None or len(hits) < limit):
+        # Up to limit guesses: those that also hold a given term are already above.
+        found_rows = {row[0] for row in hits}
+        more = [
+            (*row, True)
+            for row in _ranked(
+                rows, guesses, frequency, corpus, where, limit, columns, posting_budget
+            )
+            if row[0] not in found_rows
+        ]
+        hits += more if limit is None else more[: limit - len(hits)]
+    return hits
+
+
+def _ranked(
+    rows: Rows,
+    lexemes: Sequence[str],
+    frequency: Mapping[str, int],
+    corpus: tuple[int, float],
+    where: Sql,
+    limit: int | None,
+    columns: str,
+    posting_budget: int | None,
+) -> list[tuple[Any, ...]]:
+    """Rows of ``columns`` and BM25 relevance, best first, for records holding any of
+    ``lexemes``, within the posting budget."""
+    present = sorted((t for t in lexemes if frequency[t] > 0), key=lambda t: frequency[t])
     if not present:
         return []
     if posting_budget is None:

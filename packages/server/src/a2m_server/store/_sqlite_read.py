@@ -21,6 +21,7 @@ from ._where import Conditions
 from .base import (
     RECORD_COLUMNS,
     EventRow,
+    LexicalHit,
     RecordFilter,
     Scope,
     SessionStats,
@@ -335,13 +336,13 @@ class Reader(SqliteAuditReading, StoreReader):
         limit: int | None,
         *,
         match_all: bool = False,
-    ) -> list[tuple[str, float]]:
+    ) -> list[LexicalHit]:
         if not terms or (limit is not None and limit <= 0):
             return []
         sql = build_filter(where, self._now)
         selective = where != RecordFilter()
         if match_all:
-            return _fts.bm25(
+            matched = _fts.bm25(
                 self._conn,
                 _fts.match_expression(terms, match_all=True),
                 sql.text(),
@@ -349,7 +350,8 @@ class Reader(SqliteAuditReading, StoreReader):
                 limit,
                 selective=selective,
             )
-        return _fts.ranked_search(
+            return [LexicalHit(record_id, score) for record_id, score in matched]
+        ranked = _fts.ranked_search(
             self._conn,
             self._store.term_stats,
             terms,
@@ -358,6 +360,7 @@ class Reader(SqliteAuditReading, StoreReader):
             limit,
             selective=selective,
         )
+        return [LexicalHit(*hit) for hit in ranked]
 
     def nearest(
         self, where: RecordFilter, vector: Sequence[float], limit: int

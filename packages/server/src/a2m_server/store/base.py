@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, NamedTuple, cast
 
 from . import vectors
 from ._audit import AuditQuery, AuditRow
@@ -23,6 +23,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "AgentCount",
     "EventRow",
+    "LexicalHit",
     "NewRecord",
     "RecordFilter",
     "Scope",
@@ -41,6 +42,17 @@ RECORD_COLUMNS = (
     "accessed_at, access_count, owner, session, key, revision, uri, media_type, expires_at"
 )
 """The record columns every store selects, in the order :meth:`StoredRecord.from_row` reads."""
+
+
+class LexicalHit(NamedTuple):
+    """One record a lexical search found, and how well it matched."""
+
+    id: str
+    relevance: float
+    """BM25 relevance: positive, larger is better."""
+    guessed: bool = False
+    """Found only through the typo correction of a query word no record holds, not by a
+    word as given: ranked after every record holding one."""
 
 
 class StoreError(RuntimeError):
@@ -328,10 +340,10 @@ class StoreReader(ABC):
         limit: int | None,
         *,
         match_all: bool = False,
-    ) -> list[tuple[str, float]]:
-        """Up to ``limit`` (all when None) (id, relevance) pairs for records matching any
-        of ``terms`` (every one with ``match_all``), best first; relevance is positive,
-        larger is better."""
+    ) -> list[LexicalHit]:
+        """Up to ``limit`` (all when None) records matching any of ``terms`` (every one as
+        given with ``match_all``): those holding a term as given, best first, then those
+        found only through a typo correction (``guessed``), best first."""
 
     @abstractmethod
     def nearest(
