@@ -76,7 +76,9 @@ def blend(
     use_vector: bool,
 ) -> list[tuple[Candidate, float]]:
     """Score every candidate and sort best first (ties: newer first)."""
-    best_lexical = max((c.lexical or 0.0 for c in candidates), default=0.0)
+    # Guesses (typo corrections) rank after the rest and never set the scale of theirs.
+    asked = [c for c in candidates if not c.guessed] or candidates
+    best_lexical = max((c.lexical or 0.0 for c in asked), default=0.0)
     similarities = [c.similarity for c in candidates if c.similarity is not None]
     if use_lexical and use_vector:
         # A query whose words match nothing ranks as a vector query, and one the vectors
