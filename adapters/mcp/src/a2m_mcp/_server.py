@@ -347,7 +347,10 @@ def build_server(
     @server.resource(
         "a2m://observations/{agent}",
         name="agent-observations",
-        description="The observations one agent has recorded, newest first.",
+        description=(
+            "The observations one agent has recorded, newest first, with those another "
+            "project granted marked as transferred."
+        ),
         mime_type="text/plain",
     )
     async def agent_observations(agent: str) -> str:
@@ -364,7 +367,10 @@ def build_server(
 
     @server.prompt(
         name="relevant_memories",
-        description="Start a conversation with the stored memories relevant to a topic.",
+        description=(
+            "Start a conversation with the stored memories relevant to a topic, and the "
+            "observations another project granted."
+        ),
     )
     async def relevant_memories(topic: str) -> str:
         return await tools.prompt_text(topic)

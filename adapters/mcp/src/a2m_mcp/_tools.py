@@ -13,7 +13,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 
 from a2m import A2MError, AsyncA2MClient
-from a2m.adapter_support import Caller, best_per_key, drive_async
+from a2m.adapter_support import (
+    Caller,
+    best_per_key,
+    drive_async,
+    transferred_lines,
+    transferred_observations,
+)
 from a2m.errors import ScopeDenied
 
 from ._graph import (
@@ -357,7 +363,9 @@ class A2MTools:
             except ScopeDenied:
                 return f"Only an operator of the project may read agent {agent}'s observations."
             lines = [
-                f"- [{o.classification}, weight {o.weight:g}] {o.content}"
+                f"- [{o.classification}, weight {o.effective_weight:g}"
+                + (f", transferred from {o.source_project}" if o.transferred else "")
+                + f"] {o.content}"
                 for o in listed.observations
             ]
             return "\n".join(lines) or f"No observations from agent {agent}."
@@ -370,10 +378,18 @@ class A2MTools:
 
     async def prompt_text(self, topic: str, limit: int = 8) -> str:
         found = await self.client.recall(topic, limit=limit)
-        if not found.records:
+        granted = await drive_async(
+            transferred_observations(self.client.description, topic, k=limit), self.client
+        )
+        if not found.records and not granted:
             return f"No stored memory relates to: {topic}"
-        facts = "\n".join(f"- {r.content}" for r in found.records)
-        return f"Relevant memories about {topic!r}, most relevant first:\n{facts}"
+        blocks = []
+        if found.records:
+            facts = "\n".join(f"- {r.content}" for r in found.records)
+            blocks.append(f"Relevant memories about {topic!r}, most relevant first:\n{facts}")
+        if granted:
+            blocks.append(transferred_lines(granted))
+        return "\n\n".join(blocks)
 
 
 def _safe(part: str) -> str:
