@@ -243,17 +243,17 @@ def ef_search_sweep(
 ) -> dict[int, tuple[float, float]]:
     """HNSW p50 and recall@10 at other beam widths than the store's, to show the margin
     of the one it uses (the setting is swapped in this process only)."""
-    from a2m_server.store import _pg_access
+    from a2m_server.store import _pg_read
 
-    chosen = _pg_access._HNSW_EF_SEARCH
+    chosen = _pg_read._HNSW_EF_SEARCH
     sweep = {}
     try:
         for ef in (50, 100, 200, 400):
-            _pg_access._HNSW_EF_SEARCH = ef
+            _pg_read._HNSW_EF_SEARCH = ef
             p50, _, found = timed(vector_recall(connection), probes.tolist())
             sweep[ef] = (p50, recall_at_k(found, exact))
     finally:
-        _pg_access._HNSW_EF_SEARCH = chosen
+        _pg_read._HNSW_EF_SEARCH = chosen
     return sweep
 
 

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from a2m_server import A2MServer
-from a2m_server.store import _pg_access, open_store
+from a2m_server.store import _pg_read, open_store
 from store_backends import PostgresServer
 
 
@@ -51,7 +51,7 @@ def test_hnsw_finds_what_the_exact_scan_finds_and_fills_filtered_pages(
 ) -> None:
     # Filters admitting more than this many rows search the graph, fewer are ranked
     # exactly: lowered so that both happen over a small store.
-    monkeypatch.setattr(_pg_access, "_PREFILTER_ROWS", 100)
+    monkeypatch.setattr(_pg_read, "_PREFILTER_ROWS", 100)
     url = postgres_server.fresh_url()
     vectors = _clustered(600)
     _fill(url, vectors)

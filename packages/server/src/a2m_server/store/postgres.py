@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from ._access import AccessBuffer
-from ._pg_access import PgReader, PgWriter
 from ._pg_adapt import configure
+from ._pg_read import PgReader
 from ._pg_schema import MIGRATION_LOCK, MissingExtensionError, migrate
+from ._pg_write import PgWriter
 from .base import Store, StoredRecord, StoreError, StoreReader, StoreWriter
 
 if TYPE_CHECKING:
