@@ -587,3 +587,20 @@ def test_the_servers_embedder_gives_a_new_observation_its_vector(store_backend: 
             "memory/observations/recall", {"embedding": embed_support.vector("pets")}
         )["observations"]
         assert [o["id"] for o in ranked] == [written["id"]]
+
+
+def test_a_heavy_observation_a_typo_guessed_never_outranks_one_holding_the_word(
+    store_backend: str,
+) -> None:
+    """ "walrux" is no observation's word; its correction "walrus" finds a heavy one,
+    which follows the light one holding "gecko" as asked, with no higher score."""
+    with _server() as server:
+        bot = server.connect(principal="bot")
+        asked = bot.call(REMEMBER, {"content": "gecko enclosure needs heat", "weight": 0.5})
+        guessed = bot.call(REMEMBER, {"content": "walrus pool is cold", "weight": 500.0})
+        for limit in (1, 2):
+            found = bot.call(
+                "memory/observations/recall", {"query": "gecko walrux", "limit": limit}
+            )["observations"]
+            assert [o["id"] for o in found] == [asked["id"], guessed["id"]][:limit]
+            assert [o["score"] for o in found] == sorted((o["score"] for o in found), reverse=True)

@@ -39,6 +39,7 @@ __all__ = [
     "describe",
     "fetch",
     "rank_candidates",
+    "ranked_candidates",
     "recall",
     "server_query_vector",
     "timeline",
@@ -223,6 +224,22 @@ def rank_candidates(
     limit: int,
     now: int,
 ) -> list[tuple[StoredRecord, float]]:
+    """The §5 blend of the records the query's words and vector find, best first."""
+    ranked = ranked_candidates(proto, reader, selector, terms, vector, limit, now)
+    return [(record, score) for record, score, _ in ranked]
+
+
+def ranked_candidates(
+    proto: Protocol,
+    reader: StoreReader,
+    selector: RecordFilter,
+    terms: list[str],
+    vector: list[float] | None,
+    limit: int,
+    now: int,
+) -> list[tuple[StoredRecord, float, bool]]:
+    """:func:`rank_candidates`, each record also saying whether it was found only through
+    a typo's correction (those come last), for a caller that ranks them again."""
     pool = max(limit * _CANDIDATE_FACTOR, _CANDIDATE_POOL)
     lexical = {hit.id: hit for hit in reader.lexical(selector, terms, pool)} if terms else {}
     similar = dict(reader.nearest(selector, vector, pool)) if vector is not None else {}
@@ -249,7 +266,7 @@ def rank_candidates(
         use_vector=vector is not None,
     )
     by_id = {r.id: r for r in records}
-    return [(by_id[c.id], s) for c, s in scored]
+    return [(by_id[c.id], s, c.guessed) for c, s in scored]
 
 
 def timeline(proto: Protocol, ctx: CallContext, params: TimelineParams) -> dict[str, Any]:

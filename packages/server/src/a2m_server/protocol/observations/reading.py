@@ -9,7 +9,7 @@ from a2m_server import ranking
 from a2m_server.errors import ProtocolError
 from a2m_server.protocol.context import CallContext
 from a2m_server.protocol.core import Protocol, now_ms
-from a2m_server.protocol.reads import comparable, rank_candidates
+from a2m_server.protocol.reads import comparable, ranked_candidates
 from a2m_server.protocol.wire import timestamp
 from a2m_server.store import RecordFilter, StoredRecord, StoreReader
 from a2m_server.store._audit import AuditQuery, AuditRow
@@ -108,12 +108,19 @@ def recall_observations(
     with proto.store.reading() as reader:
         ranked = _relevance(proto, reader, selector, terms, params.embedding, limit, now)
     scored = [
-        (r, round(relevance * weight_factor(_effective(proto, tenant, r)), 6))
-        for r, relevance in ranked
+        (r, round(relevance * weight_factor(_effective(proto, tenant, r)), 6), guessed)
+        for r, relevance, guessed in ranked
     ]
-    scored.sort(key=lambda pair: (-pair[1], -pair[0].created_at, pair[0].id))
+    # A typo's guess follows what was asked, whatever its weight, and scores no higher.
+    scored.sort(key=lambda item: (item[2], -item[1], -item[0].created_at, item[0].id))
+    floor = min((score for _, score, guessed in scored if not guessed), default=None)
     return {
-        "observations": [to_observation(proto, r, tenant, score) for r, score in scored[:limit]]
+        "observations": [
+            to_observation(
+                proto, r, tenant, min(score, floor) if guessed and floor is not None else score
+            )
+            for r, score, guessed in scored[:limit]
+        ]
     }
 
 
@@ -125,16 +132,16 @@ def _relevance(
     embedding: list[float] | None,
     limit: int,
     now: int,
-) -> list[tuple[StoredRecord, float]]:
-    """The candidates with their ordinary relevance in [0, 1]: the §5 blend for a query,
-    recency without one."""
+) -> list[tuple[StoredRecord, float, bool]]:
+    """The candidates with their ordinary relevance in [0, 1] and whether a typo's guess
+    found them: the §5 blend for a query, recency without one."""
     vector = embedding if embedding is not None and comparable(reader, embedding) else None
     if terms or vector is not None:
-        return rank_candidates(proto, reader, selector, terms, vector, limit, now)
+        return ranked_candidates(proto, reader, selector, terms, vector, limit, now)
     pool = max(limit * 4, 50)
     records = reader.select(selector, order="created_desc", limit=pool)
     scores = ranking.by_recency([r.created_at for r in records], now)
-    return list(zip(records, scores, strict=True))
+    return [(record, score, False) for record, score in zip(records, scores, strict=True)]
 
 
 def audit(proto: Protocol, ctx: CallContext, params: ObservationAuditParams) -> dict[str, Any]:
