@@ -26,8 +26,8 @@ import math
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from a2m_server.text import ANALYZER, index_text
 
@@ -52,6 +52,7 @@ _CACHE_SIZE = 100_000
 _VOCABULARY_SCAN = 50_000
 _REBUILD_BATCH = 5000
 _T = TypeVar("_T")
+_H = TypeVar("_H", bound=tuple[Any, ...])
 
 FTS_DDL = (
     "CREATE VIRTUAL TABLE records_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 0')"
@@ -293,24 +294,34 @@ def ranked_search(
     the matches alone and checking the filter on the best few seldom has to look again."""
     view = stats.snapshot(conn)
     given, corrected = expressions_for(view, terms)
-    hits = [
-        (record_id, score, False)
-        for record_id, score in _ranked(
-            conn, view, stats, given, where_sql, where_params, limit, selective=selective
+
+    def search(expressions: Sequence[str]) -> list[tuple[str, float]]:
+        return _ranked(
+            conn, view, stats, expressions, where_sql, where_params, limit, selective=selective
         )
-    ]
-    if corrected and (limit is None or len(hits) < limit):
-        # Up to limit guesses: those that also hold a given term are already above.
-        found = {record_id for record_id, _, _ in hits}
-        guesses = [
-            (record_id, score, True)
-            for record_id, score in _ranked(
-                conn, view, stats, corrected, where_sql, where_params, limit, selective=selective
-            )
-            if record_id not in found
-        ]
-        hits += guesses if limit is None else guesses[: limit - len(hits)]
-    return hits
+
+    hits = asked_then_guessed(
+        search(given), (lambda: search(corrected)) if corrected else None, limit
+    )
+    return [(record_id, score, guessed) for (record_id, score), guessed in hits]
+
+
+def asked_then_guessed(
+    asked: list[_H],
+    guess: Callable[[], list[_H]] | None,
+    limit: int | None,
+) -> list[tuple[_H, bool]]:
+    """``asked`` (the hits of the query's terms as given, each led by its record's key),
+    then, to fill what is left of ``limit``, the hits of ``guess()`` (the typo corrections'
+    search, run only when there is room) not already among them; each with whether it is
+    a guess. Both stores rank this way, so a guess never pushes out what was asked for."""
+    hits = [(hit, False) for hit in asked]
+    if guess is None or (limit is not None and len(hits) >= limit):
+        return hits
+    # Up to limit guesses: those that also hold a given term are already above.
+    found = {hit[0] for hit in asked}
+    guesses = [(hit, True) for hit in guess() if hit[0] not in found]
+    return hits + (guesses if limit is None else guesses[: limit - len(hits)])
 
 
 def _ranked(

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ._fts import _VOCABULARY_SCAN, RECENT_WINDOW_DIVISOR, TYPO_MIN, _edits
+from ._fts import _VOCABULARY_SCAN, RECENT_WINDOW_DIVISOR, TYPO_MIN, _edits, asked_then_guessed
 from ._pg_filter import Sql
 from ._pg_text import query_lexemes, tsquery
 
@@ -107,23 +107,13 @@ def lexical_search(
             continue
         given.append(lexeme)
     given = list(dict.fromkeys(given))
-    hits = [
-        (*row, False)
-        for row in _ranked(rows, given, frequency, corpus, where, limit, columns, posting_budget)
-    ]
+
+    def search(found: Sequence[str]) -> list[tuple[Any, ...]]:
+        return _ranked(rows, found, frequency, corpus, where, limit, columns, posting_budget)
+
     guesses = [g for g in dict.fromkeys(guesses) if g not in given]
-    if guesses and (limit is None or len(hits) < limit):
-        # Up to limit guesses: those that also hold a given term are already above.
-        found_rows = {row[0] for row in hits}
-        more = [
-            (*row, True)
-            for row in _ranked(
-                rows, guesses, frequency, corpus, where, limit, columns, posting_budget
-            )
-            if row[0] not in found_rows
-        ]
-        hits += more if limit is None else more[: limit - len(hits)]
-    return hits
+    hits = asked_then_guessed(search(given), (lambda: search(guesses)) if guesses else None, limit)
+    return [(*row, guessed) for row, guessed in hits]
 
 
 def _ranked(
