@@ -21,10 +21,11 @@ scores are, not only their order; the weight was learned on the set's tuning hal
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
-__all__ = ["Candidate", "blend", "by_recency", "recency_score"]
+__all__ = ["Candidate", "Ranked", "asked_first", "blend", "by_recency", "recency_score"]
 
 # Weights of the blend, tuned on the tuning half of the memory-QA set
 # (tests/benchmarks/recall_quality/tune.py).
@@ -117,19 +118,32 @@ def blend(
         )
         return min(max(relevance(c) * modifier, 0.0), 1.0)
 
-    scored = [(c, round(score(c), 6)) for c in candidates]
-    scored.sort(key=_order_key)
-    # A guess scores no higher than the last candidate found by what was asked, so the
-    # scores still fall from first to last.
-    floor = min((s for c, s in scored if not c.guessed), default=None)
-    if floor is not None:
-        scored = [(c, min(s, floor) if c.guessed else s) for c, s in scored]
-    return scored
+    ordered = asked_first([(c, round(score(c), 6), c.guessed) for c in candidates])
+    return [(c, s) for c, s, _ in ordered]
 
 
-def _order_key(item: tuple[Candidate, float]) -> tuple[bool, float, int, str]:
-    candidate, score = item
-    return (candidate.guessed, -score, -candidate.created_at, candidate.id)
+class Ranked(Protocol):
+    """What :func:`asked_first` orders by: a candidate or a stored record."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def created_at(self) -> int: ...
+
+
+_R = TypeVar("_R", bound=Ranked)
+
+
+def asked_first(scored: Iterable[tuple[_R, float, bool]]) -> list[tuple[_R, float, bool]]:
+    """(item, score, guessed) triples best first: what the query's words found as given
+    before a typo's guesses, then by score, newer first, then by id. A guess scores no
+    higher than the last item found by what was asked, so scores still fall throughout."""
+    ordered = sorted(scored, key=lambda t: (t[2], -t[1], -t[0].created_at, t[0].id))
+    floor = min((s for _, s, guessed in ordered if not guessed), default=None)
+    if floor is None:
+        return ordered
+    return [(item, min(s, floor) if guessed else s, guessed) for item, s, guessed in ordered]
 
 
 def by_recency(created_at: Sequence[int], now: int) -> list[float]:

@@ -107,20 +107,13 @@ def recall_observations(
     now = now_ms()
     with proto.store.reading() as reader:
         ranked = _relevance(proto, reader, selector, terms, params.embedding, limit, now)
-    scored = [
+    # A typo's guess follows what was asked, whatever its weight, and scores no higher.
+    scored = ranking.asked_first(
         (r, round(relevance * weight_factor(_effective(proto, tenant, r)), 6), guessed)
         for r, relevance, guessed in ranked
-    ]
-    # A typo's guess follows what was asked, whatever its weight, and scores no higher.
-    scored.sort(key=lambda item: (item[2], -item[1], -item[0].created_at, item[0].id))
-    floor = min((score for _, score, guessed in scored if not guessed), default=None)
+    )
     return {
-        "observations": [
-            to_observation(
-                proto, r, tenant, min(score, floor) if guessed and floor is not None else score
-            )
-            for r, score, guessed in scored[:limit]
-        ]
+        "observations": [to_observation(proto, r, tenant, score) for r, score, _ in scored[:limit]]
     }
 
 
