@@ -48,6 +48,7 @@ from langgraph.store.memory import InMemoryStore
 from a2m import A2MClient, AsyncA2MClient
 from a2m_langchain.langgraph import A2MStore, AsyncA2MStore
 from a2m_server.server import A2MServer
+from a2m_testing.servers import MethodLog
 
 DIMS = 384
 WORDS = [
@@ -300,34 +301,12 @@ async def async_a2m_http(workdir: Path) -> Any:
             yield AsyncA2MStore(client), lambda: requests
 
 
-class _Counted:
-    """An in-process server that counts the A2M calls each connection is sent."""
-
-    def __init__(self, server: A2MServer) -> None:
-        self.server = server
-        self.calls = 0
-
-    def connect(self, **options: Any) -> Any:
-        connection = self.server.connect(**options)
-        outer = self
-
-        class Counting:
-            def handle(self, message: str) -> str | None:
-                outer.calls += 1
-                return connection.handle(message)
-
-            def close(self) -> None:
-                connection.close()
-
-        return Counting()
-
-
 @contextlib.asynccontextmanager
 async def async_a2m_in_process(workdir: Path) -> Any:
     with A2MServer(db=workdir / "a2m-concurrent-local.db") as server:
-        counted = _Counted(server)
-        async with AsyncA2MClient.in_process(counted) as client:
-            yield AsyncA2MStore(client), lambda: counted.calls
+        log = MethodLog(server)
+        async with AsyncA2MClient.in_process(log) as client:
+            yield AsyncA2MStore(client), lambda: len(log.methods)
 
 
 # --- report -------------------------------------------------------------------------------
