@@ -137,6 +137,12 @@ class World:
             assert not missing, f"{query!r} (where {group}) missed {len(missing)} record(s)"
         else:
             assert len(found) == limit
+        # A record found only through a typo's guess never comes before one holding a
+        # query word as given.
+        holders = min(len(expected), limit)
+        assert set(found[:holders]) == set(found) & expected, (
+            f"{query!r} (where {group}) ranked a guess before a record holding a word asked for"
+        )
 
 
 @pytest.fixture
