@@ -5,7 +5,7 @@ AutoGen and Agno agents use.
 A2M server (token from ``A2M_TOKEN``); ``--transport http`` serves streamable HTTP. In
 Python, :func:`build_server` puts the same tools over any :class:`~a2m.AsyncA2MClient`."""
 
-from ._graph import Entity, EntityNotFound, Graph, KnowledgeGraph, Relation
+from ._graph import Entity, EntityNotFound, Graph, GraphTooLarge, KnowledgeGraph, Relation
 from ._server import build_server
 from ._tools import A2MTools, MemoryConfig
 
@@ -14,6 +14,7 @@ __all__ = [
     "Entity",
     "EntityNotFound",
     "Graph",
+    "GraphTooLarge",
     "KnowledgeGraph",
     "MemoryConfig",
     "Relation",

@@ -17,8 +17,15 @@ most :data:`FEW_NAMES` names, the check is one call per name); ``create_relation
 ``delete_observations`` 1 per deletion holding observations; ``delete_relations`` 1 per
 relation; ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll,
 and one ``memory/timeline`` reading the records written since the last call (the first
-call: one per :data:`PAGE_SIZE` graph records). Writes of more than the server's
-``max_records_per_call`` records go in several batches."""
+call: one per :data:`PAGE_SIZE` graph records, or the server's ``max_recall_limit`` where
+that is smaller). Writes of more than the server's ``max_records_per_call`` records go in
+several batches, in order; a batch the server refuses leaves the ones before it written,
+each fact whole, and calling again adds the rest (a fact already there is skipped).
+
+On a server that pages no timeline by cursor (a plain 0.1 server), a read is one
+``memory/timeline``: the whole graph where the server declares no ``max_recall_limit``;
+where it declares one and the graph may hold more, :class:`GraphTooLarge` rather than a
+graph silently missing facts."""
 
 from __future__ import annotations
 
@@ -32,6 +39,7 @@ import anyio
 from typing_extensions import TypedDict
 
 from a2m import AsyncA2MClient, ForgottenEvent, PromotedEvent, Record, WrittenEvent
+from a2m.adapter_support import ServerLayout
 
 PAGE_SIZE = 1000
 """Records per ``memory/timeline`` page when the graph is read."""
@@ -44,9 +52,6 @@ MAX_EVENT_PAGES = 5
 
 FEW_NAMES = 8
 """Up to this many names, a write's existence check looks each one up under its own key."""
-
-MAX_BATCH = 1000
-"""Records per ``memory/remember`` call, the bundled server's ``max_records_per_call``."""
 
 
 class Entity(TypedDict):
@@ -92,6 +97,12 @@ async def durable_tier(client: AsyncA2MClient) -> str | None:
 
 class EntityNotFound(LookupError):
     """``add_observations`` named an entity the graph does not hold."""
+
+
+class GraphTooLarge(RuntimeError):
+    """The graph holds more records than the server returns in one call, and the server
+    cannot page through them (it declares no ``timeline.cursor``): answering from what
+    one call returns would be a different graph."""
 
 
 def digest(*parts: str) -> str:
@@ -174,24 +185,48 @@ class KnowledgeGraph:
         key = self.relation_key(source, relation_type, target)
         return self._record(key, f"{source} {relation_type} {target}", fields)
 
+    async def _layout(self) -> ServerLayout:
+        return ServerLayout.of(self.client.description or await self.client.describe())
+
     async def _write(self, records: Sequence[dict[str, Any]]) -> None:
+        """One ``memory/remember`` per ``max_records_per_call`` records, in order."""
         if not records:
             return
         tier = await durable_tier(self.client)
         if tier is not None:
             records = [{**record, "tier": tier} for record in records]
-        for start in range(0, len(records), MAX_BATCH):
-            await self.client.remember(list(records[start : start + MAX_BATCH]))
+        size = (await self._layout()).max_records_per_call
+        for start in range(0, len(records), size):
+            await self.client.remember(list(records[start : start + size]))
 
     async def _records(
         self, key_prefix: str, where: Mapping[str, Any] | None = None
     ) -> list[Record]:
-        """Every record under ``key_prefix`` (matching ``where``), oldest first, by cursor."""
+        """Every record under ``key_prefix`` (matching ``where``), oldest first: by cursor
+        where the server pages so; else in one call, or :class:`GraphTooLarge` where that
+        call may not hold them all."""
+        layout = await self._layout()
+        size = min(PAGE_SIZE, layout.max_recall_limit)
+        if not await self.client.pages_by_cursor():
+            if not layout.recall_limit_declared:  # §4.4: no limit given, every record
+                return (await self.client.timeline(key_prefix=key_prefix, where=where)).records
+            limit = layout.max_recall_limit
+            records = (
+                await self.client.timeline(key_prefix=key_prefix, where=where, limit=limit)
+            ).records
+            if len(records) >= limit:
+                raise GraphTooLarge(
+                    f"the knowledge graph under {key_prefix!r} may hold more than the {limit} "
+                    "records this memory server returns in one call, and the server cannot "
+                    "page through them (its describe declares no timeline.cursor): use a "
+                    "server that pages timelines, or one with a higher max_recall_limit"
+                )
+            return records
         found: list[Record] = []
         cursor = ""
         while True:
             page = await self.client.timeline(
-                key_prefix=key_prefix, where=where, limit=PAGE_SIZE, cursor=cursor
+                key_prefix=key_prefix, where=where, limit=size, cursor=cursor
             )
             found.extend(page.records)
             if not page.next_cursor or not page.records:

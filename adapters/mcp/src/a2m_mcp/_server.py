@@ -31,6 +31,7 @@ from ._graph import (
     Entity,
     EntityNotFound,
     Graph,
+    GraphTooLarge,
     Relation,
 )
 from ._results import (
@@ -223,7 +224,7 @@ def build_server(
     async def graph_call(coro: Any) -> Any:
         try:
             return await coro
-        except EntityNotFound as error:
+        except (EntityNotFound, GraphTooLarge) as error:
             raise ToolError(str(error)) from None
         except A2MError as error:
             raise tool_error(error) from None

@@ -15,6 +15,7 @@ from mcp.types import CallToolResult
 from a2m import A2MError, AsyncA2MClient
 from a2m.adapter_support import (
     Caller,
+    ServerLayout,
     best_per_key,
     drive_async,
     transferred_lines,
@@ -105,6 +106,12 @@ class A2MTools:
 
     # --- helpers ---------------------------------------------------------------------
 
+    async def _capped(self, wanted: int) -> int:
+        """``wanted`` records, or the server's ``max_recall_limit`` where that is fewer: a
+        limit is an upper bound, and asking past the server's is refused outright."""
+        description = self.client.description or await self.client.describe()
+        return min(wanted, ServerLayout.of(description).max_recall_limit)
+
     def _key(self, key: str) -> str:
         key = key.strip()
         if not key or key.startswith("/") or "//" in key:
@@ -167,6 +174,7 @@ class A2MTools:
         # more candidates than asked for.
         fetch = min(max(limit * TAG_OVERFETCH, limit), MAX_CANDIDATES) if tags else limit
         try:
+            fetch = await self._capped(fetch)
             result = await self.client.recall(query, limit=fetch, where=where or None)
             # A key several principals hold is one memory: the caller's own record of it.
             records = await drive_async(best_per_key(self._caller, result.records, {}), self.client)
@@ -196,6 +204,7 @@ class A2MTools:
 
     async def timeline(self, limit: int = 20, cursor: str | None = None) -> CallToolResult:
         try:
+            limit = await self._capped(limit)
             if cursor is None:
                 page = await self.client.timeline(limit=limit)
             else:
@@ -222,7 +231,9 @@ class A2MTools:
         scope = self.config.namespace
         try:
             if query and query.strip():
-                found = await self.client.recall(query, limit=limit, key_prefix=scope)
+                found = await self.client.recall(
+                    query, limit=await self._capped(limit), key_prefix=scope
+                )
                 candidates = [memory_of(r) for r in found.records]
                 if not confirm:
                     text = (
@@ -349,11 +360,12 @@ class A2MTools:
     # --- resources and prompt --------------------------------------------------------
 
     async def recent_text(self, limit: int = 20) -> str:
-        page = await self.client.timeline(limit=limit)
+        page = await self.client.timeline(limit=await self._capped(limit))
         memories = [memory_of(r) for r in reversed(page.records)]
         return memory_lines(memories, "No memories yet.")
 
     async def observations_text(self, agent: str, limit: int = 100) -> str:
+        limit = await self._capped(limit)
         if await self._observations_offered():
             mine = self.config.agent is None or agent == self.config.agent
             try:
@@ -377,6 +389,7 @@ class A2MTools:
         return memory_lines(memories, f"No observations from agent {agent}.")
 
     async def prompt_text(self, topic: str, limit: int = 8) -> str:
+        limit = await self._capped(limit)
         found = await self.client.recall(topic, limit=limit)
         granted = await drive_async(
             transferred_observations(self.client.description, topic, k=limit), self.client
