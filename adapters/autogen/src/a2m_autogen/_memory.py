@@ -76,6 +76,27 @@ class _Plan:
     params: dict[str, Any]
     local: dict[str, Any] | None
     k: int
+    beneath: str | None = None
+    """A namespace the records must be in or beneath, checked here: a server without
+    ``keys`` holds the namespace in metadata, where equality cannot select children."""
+
+    @property
+    def filtered(self) -> bool:
+        """Whether candidates are filtered here after the recall."""
+        return self.local is not None or self.beneath is not None
+
+    def keeps(self, record: Record) -> bool:
+        """Whether ``record`` passes what is checked here."""
+        if self.local is not None and not filters.matches(
+            self.local, record.model_dump(mode="json")
+        ):
+            return False
+        if self.beneath is None:
+            return True
+        namespace = (record.metadata or {}).get("namespace")
+        return isinstance(namespace, str) and (
+            namespace == self.beneath or namespace.startswith(self.beneath + "/")
+        )
 
 
 class A2MMemory(Memory, Component[A2MMemoryConfig]):
@@ -225,12 +246,18 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
             # A §5.2 server would read {"$gt": 3} as "equals this object": filter here,
             # on as many candidates as one recall may return.
             local, tests, limit = tests, {}, layout.max_recall_limit
+        beneath = None
         if space is not None:
             validate_namespace(space)
             if layout.keys:
                 prefix = f"{space}/" + (prefix or "")
-            else:  # without keys, a namespace is what records say in metadata (exact)
-                tests["namespace"] = space
+            else:
+                # Without keys a namespace is what records say in metadata, and equality
+                # cannot select its children: check it here, on one recall's candidates.
+                beneath, limit = space, layout.max_recall_limit
+        # A k past the server's max_recall_limit asks for what it allows (an upper bound):
+        # asking for more is refused outright.
+        limit = min(limit, layout.max_recall_limit)
         threshold = score_threshold if score_threshold is not None else config.score_threshold
         params = {
             "limit": limit,
@@ -238,7 +265,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
             "key_prefix": NOT_GIVEN if prefix is None else prefix,
             "where": tests or NOT_GIVEN,
         }
-        return _Plan(params, local, config.k if k is None else k)
+        return _Plan(params, local, config.k if k is None else k, beneath)
 
     async def _recall(
         self,
@@ -250,7 +277,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         """The recalled records (only what the rendering kept, when there is one) and the
         server's rendering of them."""
         client = await self._link.client()
-        if plan.local is not None:
+        if plan.filtered:
             prompt = None  # the server would render candidates the filter drops
         call = client.recall(
             text if text.strip() else NOT_GIVEN,
@@ -259,10 +286,8 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         )
         result = await cancellable(call, cancellation_token)
         records = result.records
-        if plan.local is not None:
-            wanted = plan.local
-            records = [r for r in records if filters.matches(wanted, r.model_dump(mode="json"))]
-            return records[: plan.k], None
+        if plan.filtered:
+            return [r for r in records if plan.keeps(r)][: plan.k], None
         if prompt is not None and result.prompt_ids is not None:
             shown = set(result.prompt_ids)  # what survived the budget is what the model sees
             records = [r for r in records if r.id in shown]
@@ -286,7 +311,8 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         operators: run by the server where it declares them, else here on one recall's
         worth of candidates). An empty query returns the most recent. Each result's
         ``metadata["score"]`` is its score (as in AutoGen's ChromaDB and Redis memories),
-        and ``metadata["a2m"]`` holds the score, record id and provenance. One
+        and ``metadata["a2m"]`` holds the score, record id and provenance. A ``k`` above
+        the server's ``max_recall_limit`` returns at most that many. One
         ``memory/recall``."""
         if kwargs:
             raise TypeError(f"unexpected query argument(s): {', '.join(sorted(kwargs))}")
