@@ -335,8 +335,10 @@ def plan_query(
     if where:
         params["where"] = where
     filtered = bool(tags) or exact is not None or local_where is not None
-    # Filtering here needs more candidates than top_k; their vectors would be wasted.
-    params["limit"] = layout.max_recall_limit if filtered else top_k
+    # Filtering here needs more candidates than top_k; their vectors would be wasted. A
+    # top_k past the server's max_recall_limit asks for what it allows: an upper bound,
+    # where asking for more is refused outright (QUOTA_EXCEEDED).
+    params["limit"] = layout.max_recall_limit if filtered else min(top_k, layout.max_recall_limit)
     fetch_vectors = "embeddings" in layout.capabilities
     if fetch_vectors and not filtered:
         params["embeddings"] = True  # an entry carries its vector (draft §6.1)

@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from a2m import A2MClient, AsyncA2MClient
+from a2m import A2MClient, AsyncA2MClient, IncompleteListing
 from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry, ScoredEntry
-from a2m_types import Record
+from a2m.adapter_support import ServerLayout
+from a2m_types import DescribeResult, Record
 from a2m_types.rest import MAX_TOP_K, record_key
 
 from ._records import KIND_KEY, SOURCE_FRAMEWORK, USER_MEMORY
@@ -23,10 +24,10 @@ KEYS_PER_CALL = 1000
 """Keys named in one ``memory/forget``, which keeps a request's body small."""
 
 
-class IncompleteListingError(RuntimeError):
+class IncompleteListingError(RuntimeError, IncompleteListing):
     """The server cannot list every matching entry (it pages by no cursor, and its limit
     was reached), so an exact answer is not possible: nothing is returned rather than a
-    silently short one."""
+    silently short one. An :class:`a2m.IncompleteListing`, as every adapter's is."""
 
 
 def _incomplete(namespace: str) -> IncompleteListingError:
@@ -34,6 +35,12 @@ def _incomplete(namespace: str) -> IncompleteListingError:
         f"namespace {namespace!r} holds more matching entries than this server lists in "
         "one call, and it offers no paging cursor; an exact answer is not possible"
     )
+
+
+def _search_limit(description: DescribeResult) -> int:
+    """Records a search asks for: ``MAX_TOP_K``, or the server's ``max_recall_limit``
+    where that is fewer."""
+    return min(MAX_TOP_K, ServerLayout.of(description).max_recall_limit)
 
 
 def _pushed(where: Mapping[str, Any], kind: str) -> dict[str, Any]:
@@ -134,10 +141,13 @@ class MemoryStore:
 
     def search(self, text: str) -> list[Record]:
         """Records of every namespace and framework, keyed or not, whose words match
-        ``text`` by the server's recall: one call, at most ``MAX_TOP_K`` records."""
+        ``text`` by the server's recall: one call, at most ``MAX_TOP_K`` records (or the
+        server's ``max_recall_limit`` where that is fewer: asking past it is refused)."""
         if not text.strip():
             return []
-        return self.adapter.client.recall(text, limit=MAX_TOP_K).records
+        client = self.adapter.client
+        limit = _search_limit(client.description or client.describe())
+        return client.recall(text, limit=limit).records
 
 
 class AsyncMemoryStore:
@@ -216,4 +226,6 @@ class AsyncMemoryStore:
         """See :meth:`MemoryStore.search`."""
         if not text.strip():
             return []
-        return (await self.adapter.client.recall(text, limit=MAX_TOP_K)).records
+        client = self.adapter.client
+        limit = _search_limit(client.description or await client.describe())
+        return (await client.recall(text, limit=limit)).records
