@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from agno.agent import Agent
 from agno.db.schemas.memory import UserMemory
+from agno.filters import GT
 from agno.knowledge.document import Document
 from agno.knowledge.knowledge import Knowledge
 from agno_fake_embedder import FakeEmbedder
@@ -107,12 +108,15 @@ def scenario(client: A2MClient, async_client: AsyncA2MClient) -> dict[str, Any]:
 
     vectors = A2MVectorDb(client, embedder=FakeEmbedder())
     knowledge = Knowledge(vector_db=vectors)
-    for name, text in (("rust", RUST), ("cats", CATS), ("tea", TEA)):
-        knowledge.insert(name=name, text_content=text, metadata={"kind": name})
+    for year, (name, text) in enumerate((("rust", RUST), ("cats", CATS), ("tea", TEA))):
+        knowledge.insert(name=name, text_content=text, metadata={"kind": name, "year": year})
     seen["best"] = [
         knowledge.search(query)[0].name for query in ("borrow checker", "cats purr", "green tea")
     ]
     seen["filtered"] = [d.name for d in vectors.search("soft", limit=2, filters={"kind": "cats"})]
+    # Run by the server where it declares operators, else here on its candidates.
+    later = vectors.search("tea cats rust", limit=2, filters=[GT("year", 0)])
+    seen["by operator"] = sorted(d.name for d in later)
     seen["exists"] = (vectors.name_exists("cats"), vectors.name_exists("dogs"))
     seen["deleted"] = (vectors.delete_by_name("tea"), vectors.delete_by_metadata({"kind": "cats"}))
     seen["kept"] = [d.name for d in vectors.search("borrow checker cats tea", limit=2)]

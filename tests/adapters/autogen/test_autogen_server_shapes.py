@@ -81,11 +81,19 @@ async def scenario(client: AsyncA2MClient) -> dict[str, Any]:
     memory = A2MMemory(client, namespace="travel/prefs", k=3)
     other = A2MMemory(client, namespace="travel/other")
     await memory.add(MemoryContent(content=FACTS[0], mime_type=TEXT))
-    await memory.add_many([MemoryContent(content=f, mime_type=TEXT) for f in FACTS[1:3]])
+    await memory.add_many(
+        [
+            MemoryContent(content=f, mime_type=TEXT, metadata={"rank": rank})
+            for rank, f in enumerate(FACTS[1:3], 1)
+        ]
+    )
     await other.add(MemoryContent(content=FACTS[3], mime_type=TEXT))
     seen["best"] = {query: (await memory.query(query)).results[0].content for query in QUERIES}
     beneath = await memory.query("night trains", k=1, namespace="travel")
     seen["beneath"] = [c.content for c in beneath.results]
+    # Run by the server where it declares operators, else here on its candidates.
+    ranked = await memory.query("the user", where={"rank": {"$gte": 2}})
+    seen["by operator"] = [c.content for c in ranked.results]
     elsewhere = await memory.query("night trains", namespace="travel/prefs")
     seen["elsewhere"] = FACTS[3] in [c.content for c in elsewhere.results]
 
