@@ -24,7 +24,13 @@ from agno.knowledge.knowledge import Knowledge
 from agno_fake_embedder import FakeEmbedder
 from agno_fake_model import FakeModel
 
-from a2m import A2MClient, AsyncA2MClient, CapabilityNotSupported, IncompleteListing
+from a2m import (
+    A2MClient,
+    AsyncA2MClient,
+    CapabilityNotSupported,
+    IncompleteListing,
+    QuotaExceeded,
+)
 from a2m_agno import A2MDb, A2MVectorDb, AsyncA2MDb, IncompleteListingError
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
@@ -198,3 +204,28 @@ def test_a_server_lacking_what_the_databases_need_is_refused_at_the_first_call(
             db.upsert_memories(_memories())
             assert len(db.get_user_memories()) == 5
             assert not vectors.name_exists("tea fact")
+
+
+def test_a_refused_batch_leaves_the_memories_as_they_were() -> None:
+    """``max_records_per_call`` 2, and a fifth memory longer than the server stores: the
+    first two calls were taken, the third refused. Upserting five memories was all or
+    nothing on the default server, and stays so here: the memory replaced is back as it
+    was, the new ones are gone, on the sync and the async database alike."""
+    config = {"limits": LimitsConfig(max_records_per_call=2, max_content_length=40)}
+    before = UserMemory(memory_id="m0", memory="old", user_id="ada", created_at=5, updated_at=9)
+    batch = [*_memories()[:4], UserMemory(memory_id="m9", memory="x" * 41, user_id="ada")]
+    with clients_of(**config) as (client, async_client):
+        db = A2MDb(client)
+        db.upsert_memories([before], preserve_updated_at=True)
+        kept = db.get_user_memories(deserialize=False)
+        with pytest.raises(QuotaExceeded, match="max_content_length"):
+            db.upsert_memories(batch)
+        assert db.get_user_memories(deserialize=False) == kept
+
+        async def in_the_async_database() -> Any:
+            adb = AsyncA2MDb(async_client)
+            with pytest.raises(QuotaExceeded, match="max_content_length"):
+                await adb.upsert_memories(batch)
+            return await adb.get_user_memories(deserialize=False)
+
+        assert asyncio.run(in_the_async_database()) == kept
