@@ -177,6 +177,27 @@ def test_the_retriever_retrieves_as_on_the_default_server(shape: str) -> None:
     assert got == (want[:CAPPED] if _capped(shape) else want)
 
 
+def _semantic(client: A2MClient) -> list[str]:
+    embeddings = WordEmbeddings()
+    texts = [d.page_content for d in DOCS]
+    vectors = embeddings.embed_documents(texts)
+    _seed(client, [{"content": t, "embedding": v} for t, v in zip(texts, vectors, strict=True)])
+    retriever = A2MRetriever(client=client, embeddings=embeddings)
+    return [d.page_content for d in retriever.invoke("cat pet animal drink tea tea")]
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_the_semantic_retriever_retrieves_as_on_the_default_server(shape: str) -> None:
+    with _client() as (client, _):
+        want = _semantic(client)
+    with _client(**SHAPES[shape]) as (client, log):
+        got = _semantic(client)
+        if _capped(shape):
+            _asked_within(log, CAPPED)
+    assert len(want) == 4
+    assert got == (want[:CAPPED] if _capped(shape) else want)
+
+
 DOCS = [
     Document("my cat is a lovely pet", metadata={"kind": "pet"}),
     Document("my dog is a loyal pet animal", metadata={"kind": "pet"}),
@@ -218,6 +239,39 @@ def test_the_vector_store_answers_as_on_the_default_server(shape: str) -> None:
             _asked_within(log, CAPPED)
     if _capped(shape):
         assert got["k4"] == want["k4"][:CAPPED]  # k is an upper bound
+        got["k4"] = want["k4"]
+    assert got == want
+
+
+async def _astore_run(client: AsyncA2MClient) -> dict[str, Any]:
+    store = A2MVectorStore(WordEmbeddings(), client)
+    ids = [f"doc-{n}" for n in range(len(DOCS))]
+    await store.aadd_documents(DOCS, ids=ids)
+    found = await store.asimilarity_search("cat pet animal drink tea tea", k=4)
+    filtered = await store.asimilarity_search("pet", k=2, filter={"kind": "drink"})
+    mmr = await store.amax_marginal_relevance_search("cat pet", k=2)
+    by_id = await store.aget_by_ids(list(reversed(ids)))
+    await store.adelete(ids[:4])
+    left = await store.aget_by_ids(ids)
+    return {
+        "k4": [d.page_content for d in found],
+        "filtered": [d.page_content for d in filtered],
+        "mmr": [d.page_content for d in mmr],
+        "by id": [d.page_content for d in by_id],
+        "left": [d.page_content for d in left],
+    }
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+async def test_the_async_vector_store_answers_as_on_the_default_server(shape: str) -> None:
+    seen = []
+    for config in ({}, SHAPES[shape]):
+        with A2MServer(ServerConfig(**config)) as server:
+            async with AsyncA2MClient.in_process(server) as client:
+                seen.append(await _astore_run(client))
+    want, got = seen
+    if _capped(shape):
+        assert got["k4"] == want["k4"][:CAPPED]
         got["k4"] = want["k4"]
     assert got == want
 
@@ -282,6 +336,14 @@ def test_a_missing_capability_works_or_is_refused_by_name(missing: str) -> None:
     with _client(**config) as (client, _):
         got = (_history_run(client, False), _retrieved(client), _memory_run(client))
         assert got == want
+        if missing == "embeddings":  # vectors are refused by name, before anything is sent
+            semantic = A2MRetriever(client=client, embeddings=WordEmbeddings())
+            with pytest.raises(CapabilityNotSupported, match=missing):
+                semantic.invoke("cat")
+            with pytest.raises(CapabilityNotSupported, match=missing):
+                A2MChatMessageHistory("e", client, embeddings=WordEmbeddings()).add_messages(
+                    _conversation(1)
+                )
         memory = A2MMemory(client=client, session_id="m", agent="planner")
         memory.save_context({"input": "x"}, {"output": "y"})
         assert memory.load_memory_variables({})["history"] == "Human: x\nAI: y"
