@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from a2e_support import NAMESPACE, Host, entry, keys_of
 
-from a2m import A2MClient
+from a2m import A2MClient, AsyncA2MClient
 from a2m_a2e import HostLimits, new_message
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
@@ -46,12 +46,15 @@ NO_CURSOR_LIMIT_3: dict[str, Any] = {
 
 
 @contextmanager
-def host_on(config: dict[str, Any], **options: Any) -> Iterator[tuple[Host, MethodLog]]:
-    """A sync host over an in-process A2M server configured as ``config``, and the log of
-    the A2M methods it called."""
+def host_on(
+    config: dict[str, Any], mode: str = "sync", **options: Any
+) -> Iterator[tuple[Host, MethodLog]]:
+    """A host (its plugin sync or async) over an in-process A2M server configured as
+    ``config``, and the log of the A2M methods it called."""
     with A2MServer(ServerConfig(**config)) as server:
         log = MethodLog(server)
-        host = Host(A2MClient.in_process(log), "sync", semantic_writers=["curator"], **options)
+        cls: Any = A2MClient if mode == "sync" else AsyncA2MClient
+        host = Host(cls.in_process(log), mode, semantic_writers=["curator"], **options)
         try:
             yield host, log
         finally:
@@ -89,14 +92,15 @@ def _script(host: Host) -> list[Any]:
     return seen
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("quota", [False, True], ids=["no quota", "quota"])
 @pytest.mark.parametrize("shape", list(SAME_ANSWERS))
-def test_every_message_answers_as_on_the_default_server(shape: str, quota: bool) -> None:
+def test_every_message_answers_as_on_the_default_server(shape: str, quota: bool, mode: str) -> None:
     """With a quota the host also lists the namespace once, to count its usage."""
     options = {"limits": HostLimits(max_entries=50)} if quota else {}
-    with host_on({}, **options) as (host, _):
+    with host_on({}, mode, **options) as (host, _):
         expected = _script(host)
-    with host_on(SAME_ANSWERS[shape], **options) as (host, _):
+    with host_on(SAME_ANSWERS[shape], mode, **options) as (host, _):
         assert _script(host) == expected
     assert expected[2][2] == 3  # the listing by tag found every odd entry of seven
 
@@ -115,12 +119,13 @@ def test_a_server_declaring_no_limit_lists_every_entry_in_one_call() -> None:
     assert keys_of(found) == [{"n": n} for n in reversed(range(105))]
 
 
-def test_a_listing_a_server_cannot_page_is_refused_not_cut_short() -> None:
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_listing_a_server_cannot_page_is_refused_not_cut_short(mode: str) -> None:
     """No cursor and ``max_recall_limit`` 3: two entries list whole; past three, a listing
     (and a forget by tag, and a store under a quota, which count the namespace) is
     refused with a ``backend_error`` naming what is missing, nothing deleted or written,
     while reads by key and by query still answer."""
-    with host_on(NO_CURSOR_LIMIT_3) as (host, log):
+    with host_on(NO_CURSOR_LIMIT_3, mode) as (host, log):
         memory = host.init("assistant")
         host.store(memory, *_entries(2))
         assert host.retrieve(memory, tier="episodic")["total"] == 2
@@ -137,7 +142,8 @@ def test_a_listing_a_server_cannot_page_is_refused_not_cut_short() -> None:
         assert keys_of(host.retrieve(memory, query="fact 6", limit=1)) == [{"n": 6}]
         # A fresh host with a quota counts the namespace's usage first, and cannot.
         quota = HostLimits(max_entries=50)
-        counting = Host(A2MClient.in_process(log), "sync", limits=quota)
+        cls: Any = A2MClient if mode == "sync" else AsyncA2MClient
+        counting = Host(cls.in_process(log), mode, limits=quota)
         try:
             memory = counting.init("assistant")
             before = log.count("memory/remember")
