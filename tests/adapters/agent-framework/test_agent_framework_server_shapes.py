@@ -127,14 +127,15 @@ async def test_writes_go_in_batches_the_server_accepts() -> None:
         assert _dicts(await provider.get_messages("s")) == _dicts(_every_content())
 
 
-@pytest.mark.parametrize("cursor", [True, False], ids=["cursor", "no cursor"])
-async def test_the_context_asks_for_no_more_than_the_server_returns(cursor: bool) -> None:
-    """``max_recall_limit`` 3 and ``k`` 5: the recall of candidates asks for three, not
-    ``2k``, and the run gets the three best; the fact tool and the turn still write."""
+@pytest.mark.parametrize("shape", [*SAME_ANSWERS, "no cursor, max_recall_limit 3"])
+async def test_the_context_asks_for_no_more_than_the_server_returns(shape: str) -> None:
+    """``k`` 5: the run gets the five best memories, or the three best where the server's
+    ``max_recall_limit`` is 3 (its recall of candidates asks for three, not ``2k``); the
+    fact tool and the turn write on every shape."""
     model = ScriptedChatClient(
         [calls("remember_fact", {"fact": "Ada flies on Friday"}, call_id="f1"), said("Noted.")]
     )
-    config = {"timeline_cursor": cursor, "limits": LimitsConfig(max_recall_limit=3)}
+    config = SAME_ANSWERS.get(shape, NO_CURSOR_LIMIT_3)
     async with a2m_on(**config) as (client, _):
         for n in range(6):
             await client.remember(f"Ada's window seat, row {n}")
@@ -142,7 +143,7 @@ async def test_the_context_asks_for_no_more_than_the_server_returns(cursor: bool
         agent = Agent(client=model, name="concierge", context_providers=[memory])
         assert (await agent.run("Ada's window seat?")).text == "Noted."
         seen = "\n".join(m.text for m in model.inputs[0] if m.text.startswith("Memories"))
-        assert seen.count("window seat, row") == 3
+        assert seen.count("window seat, row") == (3 if "max_recall_limit 3" in shape else 5)
         written = await client.timeline(where={"source_framework": "agent-framework"}, limit=3)
         assert sorted(r.content.split(":")[0] for r in written.records) == [
             "Ada flies on Friday",
