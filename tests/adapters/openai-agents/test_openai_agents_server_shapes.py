@@ -29,6 +29,7 @@ from a2m_types import CAPABILITIES
 pytestmark = pytest.mark.anyio
 
 EVERY = frozenset(CAPABILITIES)
+SMALL_LIMIT: dict[str, Any] = {"limits": LimitsConfig(max_recall_limit=3)}
 
 SAME_ANSWERS: dict[str, dict[str, Any]] = {
     "plain 0.1": {
@@ -111,23 +112,31 @@ async def test_writes_go_in_batches_the_server_accepts() -> None:
         assert await session.get_items() == every_kind_of_item()[:5]
 
 
-async def test_the_memory_tools_ask_for_no_more_than_the_server_returns() -> None:
-    """``max_recall_limit`` 3: the model's ``recall_memory`` with its default limit (5)
-    and with 10 answers with the three best, where the server refuses a read of more."""
+@pytest.mark.parametrize("shape", [*SAME_ANSWERS, "no cursor, max_recall_limit 3"])
+async def test_the_memory_tools_ask_for_no_more_than_the_server_returns(shape: str) -> None:
+    """Six memories: the model's ``recall_memory`` with its default limit (5) and with 10
+    answers with five and six, or with the three best where the server's
+    ``max_recall_limit`` is 3 (a read of more would be refused); ``remember`` writes on
+    every shape."""
     model = ScriptedModel(
         [
             [calls("recall_memory", '{"query": "window seat"}', call_id="r1")],
             [calls("recall_memory", '{"query": "window seat", "limit": 10}', call_id="r2")],
+            [calls("remember", '{"content": "Ada flies on Friday"}', call_id="w1")],
             [said("Done.")],
         ]
     )
-    async with a2m_on(limits=LimitsConfig(max_recall_limit=3)) as (client, _):
+    config = SAME_ANSWERS.get(shape, {"timeline_cursor": False, **SMALL_LIMIT})
+    small = "max_recall_limit 3" in shape
+    async with a2m_on(**config) as (client, _):
         for n in range(6):
             await client.remember(f"Ada's window seat, row {n}")
-        agent = Agent(name="concierge", model=model, tools=memory_tools(client))
+        agent = Agent(name="concierge", model=model, tools=memory_tools(client, agent="a"))
         result = await Runner.run(agent, "Which seat?")
-    assert result.final_output == "Done."
-    for turn in (1, 2):
+        assert result.final_output == "Done."
+        found = (await client.recall("Friday", limit=1)).records
+        assert [r.content for r in found] == ["Ada flies on Friday"]
+    for turn, wanted in ((1, 3 if small else 5), (2, 3 if small else 6)):
         output = model.inputs[turn][-1]
         assert output["type"] == "function_call_output"
-        assert output["output"].count("window seat, row") == 3, output["output"]
+        assert output["output"].count("window seat, row") == wanted, output["output"]
