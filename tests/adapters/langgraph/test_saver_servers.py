@@ -181,6 +181,21 @@ def test_a_failed_batch_of_writes_leaves_none_of_them() -> None:
         assert len(found.pending_writes or []) == 4
 
 
+def test_a_failed_batch_of_writes_keeps_what_an_earlier_call_stored() -> None:
+    """The task's four writes stored, then the same task's writes again with a fifth too
+    long for the server: the repeated call fails, and the four stored before stay."""
+    limits = LimitsConfig(max_records_per_call=2, max_content_length=120)
+    with saver_on(limits=limits) as (saver, _):
+        stored = saver.put(_at("t"), generate_checkpoint(), generate_metadata(step=0), {})
+        writes: list[tuple[str, Any]] = [(f"c{n}", n) for n in range(4)] + [("c" * 200, 4)]
+        saver.put_writes(stored, writes[:4], "task")
+        with pytest.raises(QuotaExceeded):
+            saver.put_writes(stored, writes, "task")
+        found = saver.get_tuple(stored)
+        assert found is not None
+        assert [(channel, value) for _, channel, value in found.pending_writes or []] == writes[:4]
+
+
 def test_a_server_without_keys_is_refused_at_the_first_call() -> None:
     with saver_on(capabilities=ALL - {"keys"}) as (saver, log):
         with pytest.raises(CapabilityNotSupported, match="'keys'"):

@@ -143,8 +143,10 @@ def plan_put_writes(
     """One ``memory/remember`` per ``max_records_per_call`` writes: a record per write. A
     regular write already stored stays as it was (its id is derived from its address); a
     special one (error, interrupt…) replaces the last. All or nothing: if a later call
-    fails, the writes of this call are taken back, so no checkpoint is left with part of a
-    task's writes (which LangGraph would read as the task done)."""
+    fails, the writes this call added are taken back, so no checkpoint is left with part of
+    a task's writes (which LangGraph would read as the task done); before several calls,
+    one ``memory/timeline`` per ``max_recall_limit`` writes finds those stored already,
+    which stay."""
     if not writes:
         return
     layout = yield from layout_of(settings)
@@ -183,17 +185,26 @@ def plan_put_writes(
         return
     for record in records:
         record.setdefault("id", f"lg-{uuid.uuid4()}")  # to take it back by id
+    # What a repeated call stored already stays, whatever becomes of this one.
+    stored: set[str] = set()
+    keys = [str(record["key"]) for record in records]
+    for start in range(0, len(keys), layout.keys_per_call):
+        chunk = keys[start : start + layout.keys_per_call]
+        found = yield Call(
+            "timeline", {"key_prefix": space, "where": {"key": chunk}, "limit": len(chunk)}
+        )
+        stored.update(str(r.key) for r in found.records)
     written = False
     try:
         for start in range(0, len(records), step):
             yield Call("remember", {"records": records[start : start + step]})
             written = True
     except Exception:
-        if written:
-            ids = [str(record["id"]) for record in records]
+        new = [str(record["id"]) for record in records if record["key"] not in stored]
+        if written and new:
             try:
-                for start in range(0, len(ids), layout.keys_per_call):
-                    yield Call("forget", {"ids": ids[start : start + layout.keys_per_call]})
+                for start in range(0, len(new), layout.keys_per_call):
+                    yield Call("forget", {"ids": new[start : start + layout.keys_per_call]})
             except A2MError:
                 log.exception("could not take back the writes of a failed put_writes")
         raise
