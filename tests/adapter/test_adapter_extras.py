@@ -384,6 +384,19 @@ async def test_list_reaches_back_as_far_as_a_plain_servers_recall_limit(memory: 
     assert every.truncated
 
 
+async def test_a_query_asks_no_more_than_the_servers_recall_limit(memory: Memory) -> None:
+    """``top_k`` 5 (the default) on a server returning 3 records a call: the best three,
+    the same as the first three of a server without that cap, rather than a refusal."""
+    ranked = []
+    for server in (memory.elsewhere(), memory.elsewhere(config=SMALL_RECALL)):
+        adapter = server.adapter("acme/wf-1")
+        for number, vector in enumerate([FAR, MIDDLE, NEAR, MIDDLE, FAR]):
+            await settle(adapter.write(f"k{number}", "semantic", number, vector))
+        ranked.append([hit.entry.key for hit in await settle(adapter.query(NEAR))])
+    assert len(ranked[0]) == 5
+    assert ranked[1] == ranked[0][:3]
+
+
 async def test_list_refuses_a_limit_or_offset_out_of_range(memory: Memory) -> None:
     adapter = memory.adapter("acme/wf-1")
     await settle(adapter.write("k", "semantic", "v"))
@@ -705,6 +718,9 @@ def _bad_calls() -> list[BadCall]:
             for method, args in (("read", ("k",)), ("query", (NEAR,)), ("list", ()), ("watch", ()))
         ]
     calls += [BadCall("write", (key, "semantic", "v")) for key in BAD_KEYS]
+    # A text where the vector goes, an empty vector, a non-number, a boolean, a NaN.
+    for embedding in ("tea", [], ["a"], [True, 0.0], [float("nan")]):
+        calls.append(BadCall("query", (embedding,)))
     return calls
 
 

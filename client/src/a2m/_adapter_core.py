@@ -3,6 +3,7 @@ records back into entries. No I/O; the two adapters only add their calls to the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -298,7 +299,26 @@ def check_query(
         raise _refuse(f"top_k must be between 1 and {MAX_TOP_K}, not {top_k}")
     if embedding is None and not text:
         raise _refuse("query needs an embedding, a text, or both")
+    if embedding is not None:
+        check_embedding(embedding)
     check_type(type)
+
+
+def check_embedding(embedding: object) -> None:
+    """Refuse a query vector that is not a non-empty list of finite numbers (a text passed
+    where the vector goes, most often), before anything is sent."""
+    if isinstance(embedding, (str, bytes)) or not isinstance(embedding, Sequence):
+        raise _refuse(
+            f"embedding must be a list of numbers, not {type(embedding).__name__} "
+            "(to search by text, pass text=...)"
+        )
+    if not embedding:
+        raise _refuse("embedding must hold at least one number")
+    for index, value in enumerate(embedding):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _refuse(f"embedding[{index}] must be a number, not {value!r}")
+        if not math.isfinite(value):
+            raise _refuse(f"embedding[{index}] must be finite, not {value!r}")
 
 
 def plan_query(
@@ -335,9 +355,8 @@ def plan_query(
     if where:
         params["where"] = where
     filtered = bool(tags) or exact is not None or local_where is not None
-    # Filtering here needs more candidates than top_k; their vectors would be wasted. A
-    # top_k past the server's max_recall_limit asks for what it allows: an upper bound,
-    # where asking for more is refused outright (QUOTA_EXCEEDED).
+    # Filtering here needs more candidates than top_k; their vectors would be wasted.
+    # top_k is an upper bound: a server returning fewer records a call caps it.
     params["limit"] = layout.max_recall_limit if filtered else min(top_k, layout.max_recall_limit)
     fetch_vectors = "embeddings" in layout.capabilities
     if fetch_vectors and not filtered:

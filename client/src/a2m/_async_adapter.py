@@ -155,7 +155,8 @@ class AsyncA2MAdapter:
         namespace: str | None = None,
         where: Mapping[str, Any] | None = None,
     ) -> list[ScoredEntry]:
-        """The ``top_k`` entries most similar to ``embedding`` and/or ``text``, best first:
+        """The ``top_k`` entries (at most the server's ``max_recall_limit``) most similar to
+        ``embedding`` and/or ``text``, best first.
         :meth:`A2MAdapter.query`'s twin, with the same calls."""
         check_query(embedding, type, top_k, text, namespace)
         where = checked_where(where)

@@ -217,8 +217,8 @@ class A2MAdapter:
         namespace: str | None = None,
         where: Mapping[str, Any] | None = None,
     ) -> list[ScoredEntry]:
-        """The ``top_k`` entries most similar to ``embedding`` and/or ``text``, best first
-        (at most the server's ``max_recall_limit``: a ``top_k`` past it is an upper bound).
+        """The ``top_k`` entries (at most the server's ``max_recall_limit``) most similar to
+        ``embedding`` and/or ``text``, best first.
 
         Searches every namespace, or only ``namespace`` (with its children when
         ``recursive``); ``type``, ``tags`` (all must match) and ``where`` (record fields and

@@ -1,6 +1,9 @@
 """A2MStore on servers that differ in what they declare: a small ``max_recall_limit``
-(listings must page to stay complete), and servers with and without the ``timeline``
-cursor and ``where`` operators. Every answer must match InMemoryStore's."""
+(listings must page to stay complete), servers with and without the ``timeline`` cursor
+and ``where`` operators, one declaring no ``max_recall_limit``, one taking 2 records a
+call, ones lacking an optional capability. Every answer must match InMemoryStore's; where
+one call cannot carry it (no cursor, a small limit) the store says so
+(``a2m.IncompleteListing``); a server without ``keys`` is refused with one typed error."""
 
 from __future__ import annotations
 
@@ -12,10 +15,12 @@ from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 from store_kit import drop_empty_namespaces, view
 
-from a2m import A2MClient
+from a2m import A2MClient, CapabilityNotSupported, IncompleteListing
 from a2m_langchain.langgraph import A2MStore
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
+from a2m_testing.servers import MethodLog
+from a2m_types import CAPABILITIES
 
 SERVERS = {
     "cursor+operators": {},
@@ -191,3 +196,88 @@ def test_the_saver_lists_every_checkpoint_past_the_recall_limit() -> None:
         steps = [t.metadata["step"] for t in saver.list(thread, filter={"source": "loop"})]
         assert steps == list(range(54, -1, -1))
         assert saver.get_tuple(thread).metadata["step"] == 54  # type: ignore[union-attr]
+
+
+ALL = frozenset(CAPABILITIES)
+SHAPES: dict[str, dict[str, Any]] = {
+    "plain 0.1": {"timeline_cursor": False, "where_operators": False, "capabilities": ALL - {"events"}},
+    "no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
+    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
+    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
+    **{f"no {name}": {"capabilities": ALL - {name}} for name in ("embeddings", "events", "scopes", "sessions", "tiers")},
+}  # fmt: skip
+"""Conformant server shapes on which every answer must equal InMemoryStore's."""
+
+
+def _answers(store: Any) -> dict[str, Any]:
+    """What each store method answers on one small scenario."""
+    for i in range(7):
+        store.put(("users", f"u{i % 2}"), f"k{i}", {"i": i, "even": i % 2 == 0, "text": f"tea {i}"})
+    store.batch([PutOp(("bulk",), f"b{i}", {"i": i}) for i in range(5)])
+    store.delete(("users", "u0"), "k0")
+    if isinstance(store, InMemoryStore):
+        drop_empty_namespaces(store)
+    return {
+        "search": view(store.search(("users",))),
+        "search 2 from 3": view(store.search(("users",), limit=2, offset=3)),
+        "filtered": view(store.search(("users",), filter={"even": True}, limit=20)),
+        "bulk": view(store.search(("bulk",), limit=20)),
+        "namespaces": store.list_namespaces(),
+        "get": view([store.get(("users", "u1"), "k1"), store.get(("users", "u0"), "k0")]),
+    }
+
+
+def _on(config: ServerConfig) -> tuple[dict[str, Any], int]:
+    with A2MServer(config) as server, A2MClient.in_process(server) as client:
+        answers = _answers(A2MStore(client))
+        return answers, len(A2MStore(client).search(("users",), query="tea", limit=10))
+
+
+@pytest.fixture(scope="module")
+def on_the_default_server() -> tuple[dict[str, Any], int]:
+    answers, found = _on(ServerConfig())
+    oracle = _answers(InMemoryStore())
+    for name, answer in oracle.items():  # InMemoryStore orders namespaces its own way
+        if name == "search 2 from 3":  # so a page across namespaces holds other items
+            assert len(answers[name]) == len(answer)
+        else:
+            assert sorted(map(repr, answers[name])) == sorted(map(repr, answer)), name
+    return answers, found
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_every_method_answers_as_on_the_default_server(
+    shape: str, on_the_default_server: tuple[dict[str, Any], int]
+) -> None:
+    got, found = _on(ServerConfig(**SHAPES[shape]))
+    want, all_found = on_the_default_server
+    for name, answer in want.items():
+        assert got[name] == answer, name
+    # A ranked search asks for no more than one call returns: at most 3 there, else all 6.
+    assert all_found == 6
+    assert found == (3 if "max_recall_limit 3" in shape else 6)
+
+
+def test_without_a_cursor_a_small_limit_warns_rather_than_cuts_short() -> None:
+    config = ServerConfig(timeline_cursor=False, limits=LimitsConfig(max_recall_limit=3))
+    with A2MServer(config) as server, A2MClient.in_process(server) as client:
+        store = A2MStore(client)
+        for i in range(5):
+            store.put(("users",), f"k{i}", {"i": i})
+        with pytest.warns(IncompleteListing, match="max_recall_limit"):
+            found = store.search(("users",), limit=10)
+        assert [item.key for item in found] == ["k2", "k3", "k4"]
+        with pytest.warns(IncompleteListing):
+            assert store.list_namespaces() == [("users",)]
+
+
+def test_a_server_without_keys_is_refused_at_the_first_call() -> None:
+    with A2MServer(ServerConfig(capabilities=ALL - {"keys"})) as server:
+        log = MethodLog(server)
+        with A2MClient.in_process(log) as client:
+            store = A2MStore(client)
+            with pytest.raises(CapabilityNotSupported, match="'keys'"):
+                store.put(("users",), "k", {"i": 1})
+            with pytest.raises(CapabilityNotSupported, match="'keys'"):
+                store.search(("users",))
+        assert log.count("memory/remember") == log.count("memory/timeline") == 0

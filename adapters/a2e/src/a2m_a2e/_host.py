@@ -2,12 +2,15 @@
 (:mod:`a2m.adapter_support`'s step driver), shared by the sync and async plugins.
 
 A2M calls per message: ``memory/init`` one ``memory/describe`` on a host's first message;
-``memory/store`` one ``memory/remember`` (one per entry when the server refuses the batch,
-to find which), plus a ``memory/timeline`` of the written keys when a quota is set, and
-the namespace's listing once when a quota first needs its usage; ``memory/retrieve`` one
-``memory/recall`` (query) or ``memory/timeline`` (keys), or ``⌈n/L⌉`` timelines for a
-listing by tags or tier; ``memory/forget`` the same lookup then one ``memory/forget``;
-ending a memory session one ``memory/forget`` and one ``memory/session/close``."""
+``memory/store`` one ``memory/remember`` per ``max_records_per_call`` entries (one per
+entry when the server refuses a batch, to find which), plus a ``memory/timeline`` of the
+written keys when a quota is set, and the namespace's listing once when a quota first
+needs its usage; ``memory/retrieve`` one ``memory/recall`` (query) or ``memory/timeline``
+(keys), or ``⌈n/L⌉`` timelines for a listing by tags or tier (one with no limit on a
+server paging no timeline and declaring no ``max_recall_limit``; refused where the server
+can neither page nor give it whole); ``memory/forget`` the same lookup then one
+``memory/forget``; ending a memory session one ``memory/forget`` and one
+``memory/session/close``. No call asks for more than the server's ``max_recall_limit``."""
 
 from __future__ import annotations
 
@@ -149,7 +152,13 @@ class HostCore:
                     "'scope.agent' must be the authenticated agent of this connection",
                 )
             agent = self.principal
-        yield from self.known()
+        layout = yield from self.known()
+        if "key" not in layout.fields:
+            raise Refused(
+                ErrorCode.BACKEND_ERROR,
+                "the memory store does not declare the A2M capability 'keys', and every "
+                "entry lives at its key: use a store that keeps keys",
+            )
         memory_id = str(uuid.uuid4())
         self.sessions[memory_id] = MemorySession(memory_id, namespace, agent, scope)
         return new_message(m.INIT_RESP, req_id=req_id, memory_id=memory_id, namespace=namespace)
@@ -261,7 +270,10 @@ class HostCore:
         usage = self._usage.get(namespace)
         if usage is None:
             usage = _Usage()
-            for record in (yield from self._listing(layout, {"key_prefix": namespace + "/"})):
+            listed = yield from self._listing(
+                layout, {"key_prefix": namespace + "/"}, f"namespace {namespace!r}"
+            )
+            for record in listed:
                 if _in_namespace(record, namespace):
                     usage.entries += 1
                     usage.bytes += json_size(entry_of(record, layout.kind_of_tier)["content"])
@@ -315,16 +327,28 @@ class HostCore:
 
     # --- reading --------------------------------------------------------------------------
 
-    def _listing(self, layout: Layout, params: dict[str, Any]) -> Flow[list[Record]]:
-        """Every record ``params`` select, oldest first: by cursor where the server pages,
-        else the newest ``max_recall_limit``."""
+    def _listing(self, layout: Layout, params: dict[str, Any], what: str) -> Flow[list[Record]]:
+        """Every record ``params`` select, oldest first: by cursor where the server pages;
+        in one ``memory/timeline`` with no limit where it declares no ``max_recall_limit``
+        (spec §4.4); elsewhere in one capped call, refused when that call may not hold
+        them all — an answer from part of ``what`` would be a wrong answer."""
+        limit = layout.max_recall_limit
         if not layout.cursor:
-            result = yield call("timeline", limit=layout.max_recall_limit, **params)
-            return list(result.records)
-        records: list[Record] = []
+            if not layout.recall_limit_declared:
+                return list((yield call("timeline", **params)).records)
+            records = list((yield call("timeline", limit=limit, **params)).records)
+            if len(records) >= limit:
+                raise Refused(
+                    ErrorCode.BACKEND_ERROR,
+                    f"{what} may hold more than the {limit} records the memory store returns "
+                    "in one call, and the store cannot page through them (it declares no "
+                    "timeline.cursor): ask by query or keys, or use a store that pages",
+                )
+            return records
+        records = []
         cursor: str | None = ""
         while cursor is not None:
-            result = yield call("timeline", limit=layout.max_recall_limit, cursor=cursor, **params)
+            result = yield call("timeline", limit=limit, cursor=cursor, **params)
             records.extend(result.records)
             following = result.next_cursor
             cursor = None if following == cursor else following
@@ -395,7 +419,7 @@ class HostCore:
         elif addresses:
             records = yield from self._by_keys(layout, session, addresses, vectors)
         else:
-            records = yield from self._listing(layout, {**owner, **vectors})
+            records = yield from self._listing(layout, {**owner, **vectors}, "the listing")
             records.reverse()  # newest first
         visible = [record for record in records if self.visible(layout, session, record)]
         if addresses and not query and not visible:
@@ -438,7 +462,9 @@ class HostCore:
             records = yield from self._by_keys(layout, session, addresses)
         else:
             records = yield from self._listing(
-                layout, {"key_prefix": session.namespace + "/", **owner}
+                layout,
+                {"key_prefix": session.namespace + "/", **owner},
+                f"namespace {session.namespace!r}",
             )
         found = [
             record

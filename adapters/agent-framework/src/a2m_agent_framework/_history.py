@@ -107,7 +107,7 @@ class A2MHistoryProvider(HistoryProvider):
         by hand, or damaged) is skipped with a warning in the log."""
         client, layout = await self._open()
         session = session_id or NO_SESSION
-        where = self.provenance.where(session)
+        where = self.provenance.where(session, sessions=layout.supports("sessions"))
         return _messages(await every_record(client, layout, where, what=f"session {session!r}"))
 
     async def save_messages(
@@ -127,7 +127,7 @@ class A2MHistoryProvider(HistoryProvider):
         session = session_id or NO_SESSION
         client, layout = await self._open()
         tail_size = min(len(checked), layout.max_recall_limit)
-        where = self.provenance.where(session)
+        where = self.provenance.where(session, sessions=layout.supports("sessions"))
         tail = _messages((await client.timeline(where=where, limit=tail_size)).records)
         new = filter_new_messages(tail, [message for message, _ in checked])
         if not new:
@@ -152,8 +152,11 @@ class A2MHistoryProvider(HistoryProvider):
 
     async def clear(self, session_id: str | None) -> None:
         """Delete the session's messages written in this namespace (one ``memory/forget``)."""
-        client, _ = await self._open()
-        await client.forget(where=self.provenance.where(session_id or NO_SESSION))
+        client, layout = await self._open()
+        sessions = layout.supports("sessions")
+        await client.forget(
+            where=self.provenance.where(session_id or NO_SESSION, sessions=sessions)
+        )
 
     async def aclose(self) -> None:
         """Close the client this provider opened from a URL; a given client stays open."""

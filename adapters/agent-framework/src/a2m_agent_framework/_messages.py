@@ -19,6 +19,7 @@ from a2m_types.rest import InvalidNamespace, validate_namespace
 
 __all__ = [
     "MESSAGE_FIELD",
+    "SESSION_ID_FIELD",
     "SOURCE_FRAMEWORK",
     "Provenance",
     "checked_messages",
@@ -32,6 +33,10 @@ SOURCE_FRAMEWORK = "agent-framework"
 
 MESSAGE_FIELD = "message"
 """The metadata key holding a message exactly as ``Message.to_dict()`` gives it."""
+
+SESSION_ID_FIELD = "session_id"
+"""The metadata key holding the session id under a name no record field has: what a
+session is selected by on a server without the ``sessions`` capability."""
 
 
 def checked_namespace(namespace: str) -> str:
@@ -123,13 +128,15 @@ class Provenance:
     namespace: str
     agent: str | None = None
 
-    def where(self, session_id: str) -> dict[str, Any]:
+    def where(self, session_id: str, *, sessions: bool) -> dict[str, Any]:
         """The ``where`` selecting one session's messages written here: what reads and
-        writes of that session touch, and nothing else."""
+        writes of that session touch, and nothing else. On a server without ``sessions``
+        no record has a ``session`` field to match (spec §2), so the session is matched in
+        ``metadata.session_id``."""
         return {
             "namespace": self.namespace,
             "source_framework": SOURCE_FRAMEWORK,
-            "session": session_id,
+            ("session" if sessions else SESSION_ID_FIELD): session_id,
         }
 
     def metadata(self, memory_type: str, **extra: Any) -> dict[str, Any]:
@@ -156,7 +163,11 @@ class Provenance:
         sessions: bool,
     ) -> dict[str, Any]:
         """The record holding one message of ``session_id``."""
-        metadata = self.metadata("episodic", session=session_id, **{MESSAGE_FIELD: serialized})
+        metadata = self.metadata(
+            "episodic",
+            session=session_id,
+            **{SESSION_ID_FIELD: session_id, MESSAGE_FIELD: serialized},
+        )
         if message.author_name and "source_agent" not in metadata:
             metadata["source_agent"] = message.author_name
         record: dict[str, Any] = {

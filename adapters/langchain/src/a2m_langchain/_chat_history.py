@@ -3,6 +3,7 @@ conversation per ``session_id``, each message an episodic record."""
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -10,7 +11,8 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
-from a2m import A2MClient, AsyncA2MClient, IncompleteListing, Record
+from a2m import A2MClient, A2MError, AsyncA2MClient, IncompleteListing, Record
+from a2m.adapter_support import remember_all
 
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import BaseChatMessageHistory
@@ -25,11 +27,14 @@ from ._records import (
     layout_of,
     message_records,
     message_vectors,
+    new_id,
     record_message,
     transcript_where,
 )
 
 __all__ = ["A2MChatMessageHistory"]
+
+log = logging.getLogger("a2m_langchain")
 
 
 def _checked(limit: int | None) -> int | None:
@@ -74,7 +79,8 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     their results are kept or evicted together.
 
     Round trips: ``add_messages`` is one ``memory/remember`` (per ``max_records_per_call``
-    messages); ``messages`` reads the whole conversation: one ``memory/timeline`` per
+    messages, all or nothing: when a later batch is refused, one ``memory/forget`` takes
+    back the earlier ones); ``messages`` reads the whole conversation: one ``memory/timeline`` per
     ``max_recall_limit`` messages where the server pages by keyset cursor
     (``timeline.cursor``), one without a limit where it declares no ``max_recall_limit``,
     else one carrying the newest ``max_recall_limit``, with an
@@ -170,7 +176,9 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
         return [record_message(record) for record in _newest(records, limit)]
 
     def _timeline(self, layout: Layout, limit: int | None) -> dict[str, Any]:
-        params: dict[str, Any] = {"where": transcript_where(self.provenance, self.session_id)}
+        params: dict[str, Any] = {
+            "where": transcript_where(self.provenance, self.session_id, layout)
+        }
         if layout.recall_limit_declared:
             params["limit"] = (
                 layout.max_recall_limit if limit is None else min(limit, layout.max_recall_limit)
@@ -183,7 +191,9 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
     # --- write -----------------------------------------------------------------------------
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append ``messages`` in one ``memory/remember``, a group per turn."""
+        """Append ``messages`` in one ``memory/remember`` (per ``max_records_per_call``), a
+        group per turn; all or nothing: a batch the server refuses takes back the earlier
+        ones."""
         if not messages:
             return
         client, layout = self._sync("add_messages")
@@ -194,8 +204,19 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
             texts = embeddable(messages)
             found = self.embeddings.embed_documents(texts) if texts else []
             vectors = message_vectors(messages, found)
-        for chunk in self._chunks(messages, layout, vectors):
-            client.remember(chunk)
+        chunks = self._chunks(messages, layout, vectors)
+        written: list[str] = []
+        try:
+            for chunk in chunks:
+                client.remember(chunk)
+                written += [str(record["id"]) for record in chunk]
+        except Exception:
+            if written:  # a later batch was refused: take back the earlier ones
+                try:
+                    client.forget(written)
+                except A2MError:
+                    log.exception("could not take back %d messages of a failed write", len(written))
+            raise
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """The async twin of :meth:`add_messages`."""
@@ -209,8 +230,8 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
             texts = embeddable(messages)
             found = await self.embeddings.aembed_documents(texts) if texts else []
             vectors = message_vectors(messages, found)
-        for chunk in self._chunks(messages, layout, vectors):
-            await client.remember(chunk)
+        chunks = self._chunks(messages, layout, vectors)
+        await remember_all(client, layout, [record for chunk in chunks for record in chunk])
 
     def _chunks(
         self,
@@ -221,6 +242,8 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
         records = message_records(
             list(messages), self.provenance, layout, session=self.session_id, vectors=vectors
         )
+        for record in records:  # named, so that a failed batch can be taken back
+            record["id"] = new_id()
         size = layout.max_records_per_call
         return [records[start : start + size] for start in range(0, len(records), size)]
 
@@ -228,10 +251,10 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
 
     def clear(self) -> None:
         """Delete this conversation's messages written in this namespace (one forget)."""
-        client, _ = self._sync("clear")
-        client.forget(where=transcript_where(self.provenance, self.session_id))
+        client, layout = self._sync("clear")
+        client.forget(where=transcript_where(self.provenance, self.session_id, layout))
 
     async def aclear(self) -> None:
         """The async twin of :meth:`clear`."""
-        client, _ = await self._async("aclear")
-        await client.forget(where=transcript_where(self.provenance, self.session_id))
+        client, layout = await self._async("aclear")
+        await client.forget(where=transcript_where(self.provenance, self.session_id, layout))

@@ -17,7 +17,15 @@ from a2m_types.observations import Observation
 
 from ._chat_history import A2MChatMessageHistory
 from ._clients import need_async, need_sync, sort_clients
-from ._records import DEFAULT_NAMESPACE, retrieved_document, transferred_document
+from ._records import (
+    DEFAULT_NAMESPACE,
+    Layout,
+    alayout_of,
+    layout_of,
+    retrieved_document,
+    session_of,
+    transferred_document,
+)
 
 try:
     from langchain_classic.base_memory import BaseMemory
@@ -40,7 +48,8 @@ class A2MMemory(BaseMemory):
     session's transcript under ``memory_key`` — all of it, or the last ``k`` turns —
     as a string (``human_prefix`` / ``ai_prefix``) or, with ``return_messages``, as
     messages: one ``memory/timeline``. With ``relevant_key`` set it also returns, under
-    that key, the ``relevant_k`` records most relevant to the input written by any
+    that key, up to ``relevant_k`` records (within the server's ``max_recall_limit``, which
+    also caps the recall's candidates) most relevant to the input written by any
     framework in any namespace (or only ``relevant_namespaces``), other than this
     session's transcript: one more ``memory/recall`` (by words, and by vector too with
     ``embeddings``, which also stores every message with its vector), and where the
@@ -122,7 +131,7 @@ class A2MMemory(BaseMemory):
         loaded: dict[str, Any] = {self.memory_key: self._buffer(messages)}
         if self.relevant_key:
             client = need_sync(self.client, self, "load_memory_variables")
-            params = self._relevant_params(inputs)
+            params = self._relevant_params(inputs, layout_of(client))
             if self.embeddings is not None:
                 params["embedding"] = self.embeddings.embed_query(params["query"])
             result = client.recall(**params)
@@ -137,7 +146,7 @@ class A2MMemory(BaseMemory):
         loaded: dict[str, Any] = {self.memory_key: self._buffer(messages)}
         if self.relevant_key:
             client = need_async(self.async_client, self, "aload_memory_variables")
-            params = self._relevant_params(inputs)
+            params = self._relevant_params(inputs, await alayout_of(client))
             if self.embeddings is not None:
                 params["embedding"] = await self.embeddings.aembed_query(params["query"])
             result = await client.recall(**params)
@@ -155,15 +164,16 @@ class A2MMemory(BaseMemory):
             return messages
         return get_buffer_string(messages, human_prefix=self.human_prefix, ai_prefix=self.ai_prefix)
 
-    def _relevant_params(self, inputs: dict[str, Any]) -> dict[str, Any]:
+    def _relevant_params(self, inputs: dict[str, Any], layout: Layout) -> dict[str, Any]:
         query = str(inputs[self._input_key(inputs)])
         where: dict[str, Any] = {}
         if self.relevant_namespaces is not None:
             where["namespace"] = list(self.relevant_namespaces)
         params: dict[str, Any] = {
             "query": query,
-            # this session's own transcript is dropped here, so ask for enough beyond it
-            "limit": self.relevant_k * 4,
+            # this session's own transcript is dropped here, so ask for enough beyond it,
+            # within what the server returns in one call
+            "limit": min(self.relevant_k * 4, layout.max_recall_limit),
         }
         if where:
             params["where"] = where
@@ -184,7 +194,7 @@ class A2MMemory(BaseMemory):
             record
             for record in records
             if not (
-                record.session == self.session_id
+                session_of(record) == self.session_id
                 and (record.metadata or {}).get("namespace") == mine
             )
         ][: self.relevant_k]

@@ -184,11 +184,14 @@ def message_records(
         position = len(records)
         check_storable(stored, f"messages[{position}]")
         check_storable(message.text, f"messages[{position}].text")
+        stated = provenance.metadata("episodic", session=session, **{MESSAGE_FIELD: stored})
+        if not layout.supports("sessions"):
+            stated[SESSION_ID_FIELD] = session  # what a transcript is read by there
         record: dict[str, Any] = {
             "content": message.text,
             "role": role_of(message),
             "group": group,
-            "metadata": provenance.metadata("episodic", session=session, **{MESSAGE_FIELD: stored}),
+            "metadata": stated,
         }
         vector = vectors[len(records)] if vectors is not None else None
         if vector is not None:
@@ -217,9 +220,22 @@ def record_message(record: Record) -> BaseMessage:
     return ChatMessage(role=role, content=record.content, id=record.id)
 
 
-def transcript_where(provenance: Provenance, session: str) -> dict[str, Any]:
-    """The ``where`` that selects one conversation's messages written here."""
-    return {**provenance.own(), "session": session, "type": "episodic"}
+SESSION_ID_FIELD = "session_id"
+"""The metadata key naming a message's conversation on a server without ``sessions``: a
+``where`` on ``session`` means the record field there (§5.2), which such a server drops."""
+
+
+def transcript_where(provenance: Provenance, session: str, layout: Layout) -> dict[str, Any]:
+    """The ``where`` that selects one conversation's messages written here: by the
+    ``session`` field, or where the server keeps none, by ``metadata.session_id``."""
+    field = "session" if layout.supports("sessions") else SESSION_ID_FIELD
+    return {**provenance.own(), field: session, "type": "episodic"}
+
+
+def session_of(record: Record) -> str | None:
+    """The conversation a record belongs to: its ``session``, else its metadata's."""
+    stated = (record.metadata or {}).get("session")
+    return record.session or (stated if isinstance(stated, str) else None)
 
 
 # --- documents ----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from a2m.adapter_support import Caller, best_per_key
 
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import BaseRetriever
-from ._records import checked_namespace, retrieved_document
+from ._records import Layout, alayout_of, checked_namespace, layout_of, retrieved_document
 
 __all__ = ["A2MRetriever"]
 
@@ -32,7 +32,7 @@ class A2MRetriever(BaseRetriever):
     Lexical by default (the server ranks the query text); with ``embeddings`` the query is
     embedded caller-side and ranked against the vectors the records carry (stored verbatim,
     so only vectors of the same model compare). ``k`` (also ``invoke(query, k=...)``) is how
-    many; ``min_score`` drops weaker results (scores are the server's own, §5.3);
+    many at most (a server's ``max_recall_limit`` caps it); ``min_score`` drops weaker results (scores are the server's own, §5.3);
     ``filter`` is an A2M ``where`` (equality on record fields, else metadata keys; a list
     means any of; ``$gte`` and the other operators where the server declares them); ``namespaces`` narrows to records whose ``metadata.namespace`` is one of
     them (``None``: every namespace, every framework); ``key_prefix`` to keys beneath it.
@@ -65,14 +65,15 @@ class A2MRetriever(BaseRetriever):
             self.namespaces = [checked_namespace(namespace) for namespace in self.namespaces]
         return self
 
-    def _params(self, query: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    def _params(self, query: str, overrides: dict[str, Any], layout: Layout) -> dict[str, Any]:
         unknown = set(overrides) - {"k", "min_score", "filter"}
         if unknown:
             raise TypeError(f"unexpected search options: {', '.join(sorted(unknown))}")
         k = overrides.get("k", self.k)
         if not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive integer, not {k!r}")
-        params: dict[str, Any] = {"limit": k}
+        # k is an upper bound: a server returning fewer records a call gives what it allows
+        params: dict[str, Any] = {"limit": min(k, layout.max_recall_limit)}
         where = dict(self.filter or {})
         where.update(overrides.get("filter") or {})
         if self.namespaces is not None:
@@ -92,7 +93,7 @@ class A2MRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         client = need_sync(self.client, self, "invoke")
-        params = self._params(query, kwargs)
+        params = self._params(query, kwargs, layout_of(client))
         if self.embeddings is not None:
             params["embedding"] = self.embeddings.embed_query(query)
         records = drive(self._once_per_key(client.recall(**params).records), client)
@@ -102,7 +103,7 @@ class A2MRetriever(BaseRetriever):
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         client = need_async(self.async_client, self, "ainvoke")
-        params = self._params(query, kwargs)
+        params = self._params(query, kwargs, await alayout_of(client))
         if self.embeddings is not None:
             params["embedding"] = await self.embeddings.aembed_query(query)
         result = await client.recall(**params)

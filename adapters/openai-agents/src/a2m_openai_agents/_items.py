@@ -17,6 +17,7 @@ from a2m_types.rest import InvalidNamespace, validate_namespace
 
 __all__ = [
     "ITEM_FIELD",
+    "SESSION_ID_FIELD",
     "SOURCE_FRAMEWORK",
     "Provenance",
     "checked_items",
@@ -31,6 +32,10 @@ SOURCE_FRAMEWORK = "openai-agents"
 
 ITEM_FIELD = "item"
 """The metadata key holding an input item exactly as the SDK gave it."""
+
+SESSION_ID_FIELD = "session_id"
+"""The metadata key holding the session id under a name no record field has: what a
+session is selected by on a server without the ``sessions`` capability."""
 
 _TOOL_OUTPUTS = frozenset(
     {
@@ -156,13 +161,15 @@ class Provenance:
     session_id: str
     agent: str | None = None
 
-    def where(self) -> dict[str, Any]:
+    def where(self, *, sessions: bool) -> dict[str, Any]:
         """The ``where`` selecting this session's items written through this package in
-        this namespace: what reads, pops and clears touch, and nothing else."""
+        this namespace: what reads, pops and clears touch, and nothing else. On a server
+        without ``sessions`` no record has a ``session`` field to match (spec §2), so the
+        session is matched in ``metadata.session_id``."""
         return {
             "namespace": self.namespace,
             "source_framework": SOURCE_FRAMEWORK,
-            "session": self.session_id,
+            ("session" if sessions else SESSION_ID_FIELD): self.session_id,
         }
 
     def record(
@@ -181,6 +188,7 @@ class Provenance:
             "type": "episodic",
             "source_framework": SOURCE_FRAMEWORK,
             "session": self.session_id,
+            SESSION_ID_FIELD: self.session_id,
             "item_type": item.get("type", "message"),
             ITEM_FIELD: item,
         }

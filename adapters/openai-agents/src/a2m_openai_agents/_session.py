@@ -31,8 +31,9 @@ DEFAULT_NAMESPACE = "openai-agents"
 """Where a session's items are written when no namespace is given."""
 
 _POP_WINDOW = 8
-"""How many of the newest records a pop reads at once: enough to step over a few damaged
-ones without a second call."""
+"""How many of the newest records a pop reads at once (fewer where the server's
+``max_recall_limit`` is lower): enough to step over a few damaged ones without a second
+call."""
 
 log = logging.getLogger("a2m_openai_agents")
 
@@ -116,7 +117,7 @@ class A2MSession(SessionABC):
             return _items(await self._every_record(client, layout))[-wanted:]
         window = wanted
         while True:
-            records = await self._newest(client, window)
+            records = await self._newest(client, layout, window)
             items = _items(records)
             if len(items) >= wanted or len(records) < window:
                 return items[-wanted:]
@@ -124,13 +125,17 @@ class A2MSession(SessionABC):
                 return items
             window = min(window * 2, layout.max_recall_limit)
 
-    async def _newest(self, client: AsyncA2MClient, limit: int) -> list[Record]:
-        where = self.provenance.where()
-        return (await client.timeline(where=where, limit=limit)).records
+    def _where(self, layout: ServerLayout) -> dict[str, Any]:
+        return self.provenance.where(sessions=layout.supports("sessions"))
+
+    async def _newest(
+        self, client: AsyncA2MClient, layout: ServerLayout, limit: int
+    ) -> list[Record]:
+        return (await client.timeline(where=self._where(layout), limit=limit)).records
 
     async def _every_record(self, client: AsyncA2MClient, layout: ServerLayout) -> list[Record]:
         what = f"session {self.session_id!r}"
-        return await every_record(client, layout, self.provenance.where(), what=what)
+        return await every_record(client, layout, self._where(layout), what=what)
 
     # --- write -----------------------------------------------------------------------------
 
@@ -158,9 +163,9 @@ class A2MSession(SessionABC):
         removed it returns it, the other moves on to the next. A damaged record is
         stepped over and left in place."""
         client, layout = await self._open()
-        window = _POP_WINDOW
+        window = min(_POP_WINDOW, layout.max_recall_limit)
         while True:
-            records = await self._newest(client, window)
+            records = await self._newest(client, layout, window)
             if not records:
                 return None
             newest = next(
@@ -180,8 +185,8 @@ class A2MSession(SessionABC):
 
     async def clear_session(self) -> None:
         """Delete every item of this session written in this namespace (one forget)."""
-        client, _ = await self._open()
-        await client.forget(where=self.provenance.where())
+        client, layout = await self._open()
+        await client.forget(where=self._where(layout))
 
     async def aclose(self) -> None:
         """Close the client this session opened from a URL; a given client stays open."""

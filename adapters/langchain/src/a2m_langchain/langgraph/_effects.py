@@ -8,13 +8,22 @@ over an :class:`~a2m.AsyncA2MClient`, so the sync and async surfaces cannot drif
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-from a2m import A2MClient, AsyncA2MClient, CapabilityNotSupported, DescribeResult, Record
+from a2m import (
+    A2MClient,
+    A2MError,
+    AsyncA2MClient,
+    CapabilityNotSupported,
+    DescribeResult,
+    IncompleteListing,
+    Record,
+)
 
 __all__ = ["DESCRIBE", "Call", "Embed", "Layout", "Plan", "adrive", "drive", "scan"]
 
@@ -66,6 +75,9 @@ class Layout:
     """The orders ``memory/recall`` takes as ``rank`` (describe ``recall.rank``)."""
     metric: str | None = None
     """How the server compares vectors (describe ``embeddings.metric``)."""
+    recall_declared: bool = True
+    """Whether the server declares ``max_recall_limit``; one that does not returns a whole
+    timeline asked for with no ``limit`` (§4.4)."""
 
     @property
     def keys_per_call(self) -> int:
@@ -96,6 +108,7 @@ class Layout:
             capabilities=capabilities,
             tier_for_kind=tiers if "tiers" in capabilities else {},
             max_recall_limit=(limits.max_recall_limit if limits else None) or 1000,
+            recall_declared=bool(limits and limits.max_recall_limit),
             max_records_per_call=(limits.max_records_per_call if limits else None) or 1000,
             max_content_length=(limits.max_content_length if limits else None) or 100_000,
         )
@@ -113,9 +126,9 @@ def _declared(description: DescribeResult, section: str, name: str) -> Any:
 
 
 def drive(plan: Plan[T], client: A2MClient, embeddings: Embeddings | None) -> T:
-    """Run ``plan`` to its end over a synchronous client. A call the client refuses
-    unsent (:class:`~a2m.CapabilityNotSupported`) is raised inside the plan, which may
-    fall back to calls the server can carry."""
+    """Run ``plan`` to its end over a synchronous client. A call that fails with an
+    :class:`~a2m.A2MError` is raised inside the plan, which may fall back to calls the
+    server can carry (:class:`~a2m.CapabilityNotSupported`) or take back what it wrote."""
     try:
         effect = next(plan)
         while True:
@@ -126,7 +139,7 @@ def drive(plan: Plan[T], client: A2MClient, embeddings: Embeddings | None) -> T:
                     result = _embed(embeddings, effect)
                 else:
                     result = client.description or client.describe()
-            except CapabilityNotSupported as refused:
+            except A2MError as refused:
                 effect = plan.throw(refused)
                 continue
             effect = plan.send(result)
@@ -146,7 +159,7 @@ async def adrive(plan: Plan[T], client: AsyncA2MClient, embeddings: Embeddings |
                     result = await _aembed(embeddings, effect)
                 else:
                     result = client.description or await client.describe()
-            except CapabilityNotSupported as refused:
+            except A2MError as refused:
                 effect = plan.throw(refused)
                 continue
             effect = plan.send(result)
@@ -155,32 +168,40 @@ async def adrive(plan: Plan[T], client: AsyncA2MClient, embeddings: Embeddings |
 
 
 def scan(
-    prefix: str,
+    prefix: str | None,
     layout: Layout,
     *,
     where: dict[str, Any] | None = None,
     enough: Callable[[list[Record]], bool] = lambda _: False,
     page: int | None = None,
     next_page: int | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Plan[list[Record]]:
-    """Records at or beneath A2M key prefix ``prefix`` (matching ``where``), oldest first,
-    until ``enough`` says so: page by page with the server's keyset cursor where it has
-    one (complete, however many; ``page`` records first, then ``next_page`` at a time),
-    else one timeline, which reaches back as far as ``max_recall_limit`` newest records
-    (said in the log when reached)."""
-    params: dict[str, Any] = {"key_prefix": prefix, "limit": layout.max_recall_limit}
+    """Records at or beneath A2M key prefix ``prefix`` (``None``: anywhere) matching
+    ``where``, oldest first, until ``enough`` says so: page by page with the server's
+    keyset cursor where it has one (complete, however many; ``page`` records first, then
+    ``next_page`` at a time); one timeline without a ``limit`` where the server declares no
+    ``max_recall_limit`` (§4.4: all of them); else one timeline, which reaches back as far
+    as ``max_recall_limit`` newest records, with an :class:`~a2m.IncompleteListing`
+    warning when that cap is reached. ``extra`` is passed on each call (``embeddings``)."""
+    params: dict[str, Any] = {"limit": layout.max_recall_limit, **(extra or {})}
+    if prefix is not None:
+        params["key_prefix"] = prefix
     if where:
         params["where"] = where
     if not layout.cursor:
+        if not layout.recall_declared:
+            del params["limit"]
+            return list((yield Call("timeline", params)).records)
         result = yield Call("timeline", params)
         if len(result.records) >= layout.max_recall_limit:
-            log.warning(
-                "namespace %r holds more than the server's max_recall_limit (%d) records "
-                "and the server has no timeline cursor; this listing sees the newest %d",
-                prefix,
-                layout.max_recall_limit,
-                layout.max_recall_limit,
+            message = (
+                f"{prefix or where!r} may hold more than the server's max_recall_limit "
+                f"({layout.max_recall_limit}) records, and the server has no timeline "
+                f"cursor: this listing sees the newest {layout.max_recall_limit}"
             )
+            log.warning("%s", message)
+            warnings.warn(message, IncompleteListing, stacklevel=2)
         return list(result.records)
     records: list[Record] = []
     cursor = ""

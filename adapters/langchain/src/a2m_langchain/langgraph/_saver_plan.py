@@ -11,13 +11,21 @@ stores) a thread ``T`` holds, all in the A2M session ``T``:
   a readable episodic record with its ``role``, for other frameworks' agents.
 
 ``T`` and ``NS`` are escaped namespace segments (the root namespace ``""`` is ``--``).
-Calls: ``put`` and ``put_writes`` one ``memory/remember``; ``get_tuple`` one
+Calls, on a server taking ``max_records_per_call`` records and returning
+``max_recall_limit`` a call: ``put`` one ``memory/remember`` (with ``transcript``, one
+more per ``max_records_per_call`` new messages, written before the checkpoint);
+``put_writes`` one per ``max_records_per_call`` writes, all or nothing; ``get_tuple`` one
 ``memory/timeline`` with a ``checkpoint_id``, two without; ``list`` two; ``delete_thread``
-one ``memory/forget``."""
+one ``memory/forget``. Each timeline reading records that must all be seen (a
+checkpoint's writes, a thread to copy or prune) is one per ``max_recall_limit`` records
+where the server pages by cursor, one without a ``limit`` where it declares no
+``max_recall_limit``, else one carrying the newest ``max_recall_limit`` with an
+:class:`~a2m.IncompleteListing` warning when that cap is reached."""
 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,7 +40,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 
-from a2m import Record
+from a2m import A2MError, Record
 
 from ._addressing import encode_key
 from ._effects import Call, Layout, Plan, scan
@@ -74,7 +82,9 @@ def plan_put(
     new_versions: ChannelVersions,
     settings: SaverSettings,
 ) -> Plan[RunnableConfig]:
-    """One ``memory/remember``: the checkpoint, and the thread's new messages."""
+    """One ``memory/remember`` for the checkpoint; with ``transcript``, the thread's new
+    messages before it, a ``memory/remember`` per ``max_records_per_call``: a put that
+    fails part-way leaves no checkpoint, and the messages (stable ids) are sent again."""
     layout = yield from layout_of(settings)
     thread, ns = thread_of(config, settings)
     checkpoint_id = checkpoint["id"]
@@ -100,12 +110,19 @@ def plan_put(
             "checkpoint_metadata": blob(settings.serde, stored_metadata),
         },
     }
-    records = [placed(record, "working", thread, settings, layout)]
+    messages: list[dict[str, Any]] = []
     if settings.transcript and "messages" in new_versions:
-        records += message_records(checkpoint, thread, settings, layout)
-    yield Call("remember", {"records": records})
+        messages = message_records(checkpoint, thread, settings, layout)
+    checkpoint_record = placed(record, "working", thread, settings, layout)
+    if len(messages) < layout.max_records_per_call:
+        yield Call("remember", {"records": [checkpoint_record, *messages]})
+    else:  # the messages first, so no checkpoint is stored without them
+        step = layout.max_records_per_call
+        for start in range(0, len(messages), step):
+            yield Call("remember", {"records": messages[start : start + step]})
+        yield Call("remember", {"records": [checkpoint_record]})
     # Noted only once written, so a failed put sends its messages again next time.
-    written = [r["metadata"]["message_id"] for r in records[1:]]
+    written = [r["metadata"]["message_id"] for r in messages]
     settings.written_messages.setdefault(thread.thread_id, set()).update(written)
     return {
         "configurable": {
@@ -123,9 +140,13 @@ def plan_put_writes(
     task_path: str,
     settings: SaverSettings,
 ) -> Plan[None]:
-    """One ``memory/remember``: a record per write. A regular write already stored stays
-    as it was (its id is derived from its address); a special one (error, interrupt…)
-    replaces the last."""
+    """One ``memory/remember`` per ``max_records_per_call`` writes: a record per write. A
+    regular write already stored stays as it was (its id is derived from its address); a
+    special one (error, interrupt…) replaces the last. All or nothing: if a later call
+    fails, the writes this call added are taken back, so no checkpoint is left with part of
+    a task's writes (which LangGraph would read as the task done); before several calls,
+    one ``memory/timeline`` per ``max_recall_limit`` writes finds those stored already,
+    which stay."""
     if not writes:
         return
     layout = yield from layout_of(settings)
@@ -158,7 +179,35 @@ def plan_put_writes(
         if idx >= 0:
             record["id"] = stable_id(settings.agent, key)
         records.append(placed(record, "working", thread, settings, layout))
-    yield Call("remember", {"records": records})
+    step = layout.max_records_per_call
+    if len(records) <= step:
+        yield Call("remember", {"records": records})
+        return
+    for record in records:
+        record.setdefault("id", f"lg-{uuid.uuid4()}")  # to take it back by id
+    # What a repeated call stored already stays, whatever becomes of this one.
+    stored: set[str] = set()
+    keys = [str(record["key"]) for record in records]
+    for start in range(0, len(keys), layout.keys_per_call):
+        chunk = keys[start : start + layout.keys_per_call]
+        found = yield Call(
+            "timeline", {"key_prefix": space, "where": {"key": chunk}, "limit": len(chunk)}
+        )
+        stored.update(str(r.key) for r in found.records)
+    written = False
+    try:
+        for start in range(0, len(records), step):
+            yield Call("remember", {"records": records[start : start + step]})
+            written = True
+    except Exception:
+        new = [str(record["id"]) for record in records if record["key"] not in stored]
+        if written and new:
+            try:
+                for start in range(0, len(new), layout.keys_per_call):
+                    yield Call("forget", {"ids": new[start : start + layout.keys_per_call]})
+            except A2MError:
+                log.exception("could not take back the writes of a failed put_writes")
+        raise
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -171,12 +220,19 @@ def plan_get_tuple(config: RunnableConfig, settings: SaverSettings) -> Plan[Chec
     checkpoint_id = get_checkpoint_id(config)
     if checkpoint_id is not None:
         key = thread.checkpoint_key(ns, checkpoint_id)
-        result = yield Call("timeline", {"where": {"group": key}, "limit": layout.max_recall_limit})
-        found = [r for r in result.records if r.key == key and record_kind(r) == "checkpoint"]
+        grouped = yield from scan(None, layout, where={"group": key})
+        found = [r for r in grouped if r.key == key and record_kind(r) == "checkpoint"]
+        if not found and not layout.cursor and len(grouped) >= layout.max_recall_limit:
+            # its writes filled the one call a server without cursors allows: ask for it alone
+            where = {"langgraph": "checkpoint", "checkpoint_id": checkpoint_id}
+            alone = yield Call(
+                "timeline", {"key_prefix": thread.checkpoints(ns), "where": where, "limit": 1}
+            )
+            found = [r for r in alone.records if r.key == key]
         if not found:
             return None
         return checkpoint_tuple(
-            found[0], [r for r in result.records if record_kind(r) == "write"], settings
+            found[0], [r for r in grouped if record_kind(r) == "write"], settings
         )
     result = yield Call(
         "timeline",
@@ -186,13 +242,8 @@ def plan_get_tuple(config: RunnableConfig, settings: SaverSettings) -> Plan[Chec
         return None
     record = result.records[-1]
     checkpoint_id = str((record.metadata or {})["checkpoint_id"])
-    writes = yield Call(
-        "timeline",
-        {"key_prefix": thread.writes(ns, checkpoint_id), "limit": layout.max_recall_limit},
-    )
-    return checkpoint_tuple(
-        record, [r for r in writes.records if record_kind(r) == "write"], settings
-    )
+    writes = yield from scan(thread.writes(ns, checkpoint_id), layout)
+    return checkpoint_tuple(record, [r for r in writes if record_kind(r) == "write"], settings)
 
 
 def plan_list(
@@ -219,11 +270,8 @@ def plan_list(
         params["key_prefix"] = settings.root
     before_id = get_checkpoint_id(before) if before else None
     exact = not filter and before_id is None and wanted_id is None
-    params["limit"] = (
-        min(limit, layout.max_recall_limit) if limit and exact else layout.max_recall_limit
-    )
-    if exact:
-        records = list((yield Call("timeline", params)).records)
+    if exact and limit is not None and limit <= layout.max_recall_limit:
+        records = list((yield Call("timeline", {**params, "limit": limit})).records)
     else:  # every checkpoint of the listing, page by page where the server pages
         prefix = params.pop("key_prefix")
         records = yield from scan(prefix, layout, where=params["where"])
@@ -249,16 +297,12 @@ def plan_list(
         return []
     groups = [record.key for record, _ in chosen if record.key]
     writes: dict[str, list[Record]] = {group: [] for group in groups}
-    step = 100  # checkpoints per call: room for several writes each within one page
+    step = min(100, layout.keys_per_call)  # checkpoints per where
     for start in range(0, len(groups), step):
-        found = yield Call(
-            "timeline",
-            {
-                "where": {"group": groups[start : start + step], "langgraph": "write"},
-                "limit": layout.max_recall_limit,
-            },
+        found = yield from scan(
+            None, layout, where={"group": groups[start : start + step], "langgraph": "write"}
         )
-        for record in found.records:
+        for record in found:
             if record.group in writes:
                 writes[record.group].append(record)
     return [
@@ -282,11 +326,9 @@ def plan_copy_thread(source: str, target: str, settings: SaverSettings) -> Plan[
     ``max_recall_limit`` records) and one remember per ``max_records_per_call``."""
     layout = yield from layout_of(settings)
     old, new = Thread(settings.root, str(source)), Thread(settings.root, str(target))
-    result = yield Call(
-        "timeline", {"key_prefix": old.path, "limit": layout.max_recall_limit, "embeddings": True}
-    )
+    vectors = {"embeddings": True} if "embeddings" in layout.capabilities else {}
     copies = []
-    for record in result.records:
+    for record in (yield from scan(old.path, layout, extra=vectors)):
         if record.key is None:
             continue
         wire = record.model_dump(mode="json", exclude_none=True)
@@ -310,19 +352,14 @@ def plan_copy_thread(source: str, target: str, settings: SaverSettings) -> Plan[
 
 
 def plan_delete_for_runs(run_ids: Sequence[str], settings: SaverSettings) -> Plan[None]:
-    """The checkpoints the runs made, and their writes: one timeline, one forget."""
+    """The checkpoints the runs made, and their writes: one timeline (per
+    ``max_recall_limit`` checkpoints), one forget (per ``max_recall_limit`` of them)."""
     if not run_ids:
         return
     layout = yield from layout_of(settings)
-    result = yield Call(
-        "timeline",
-        {
-            "key_prefix": settings.root,
-            "where": {"langgraph": "checkpoint", "run_id": [str(r) for r in run_ids]},
-            "limit": layout.max_recall_limit,
-        },
-    )
-    groups = [record.group for record in result.records if record.group]
+    where = {"langgraph": "checkpoint", "run_id": [str(r) for r in run_ids]}
+    found = yield from scan(settings.root, layout, where=where)
+    groups = [record.group for record in found if record.group]
     yield from _forget_groups(groups, layout)
 
 
@@ -345,13 +382,10 @@ def plan_prune(thread_ids: Sequence[str], strategy: str, settings: SaverSettings
             yield Call("forget", {"key_prefix": thread.checkpoints()})
             yield Call("forget", {"key_prefix": f"{thread.path}/writes"})
             continue
-        result = yield Call(
-            "timeline",
-            {"key_prefix": thread.checkpoints(), "limit": layout.max_recall_limit},
-        )
+        checkpoints = yield from scan(thread.checkpoints(), layout)
         newest: dict[str, str] = {}
         delta = False
-        for record in result.records:
+        for record in checkpoints:
             meta = record.metadata or {}
             ns, checkpoint_id = str(meta.get("checkpoint_ns") or ""), str(meta["checkpoint_id"])
             newest[ns] = max(newest.get(ns, checkpoint_id), checkpoint_id)
@@ -362,7 +396,7 @@ def plan_prune(thread_ids: Sequence[str], strategy: str, settings: SaverSettings
             continue
         doomed = [
             record.group
-            for record in result.records
+            for record in checkpoints
             if record.group
             and str((record.metadata or {})["checkpoint_id"])
             != newest[str((record.metadata or {}).get("checkpoint_ns") or "")]

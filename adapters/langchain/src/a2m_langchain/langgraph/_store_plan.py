@@ -11,8 +11,9 @@ Its calls, whatever the number of operations:
   semantic one on a server ranking by similarity alone (describe ``recall.rank``) adds
   a second when records filtered here leave the page short; elsewhere a semantic one
   with a filter adds one ``memory/timeline`` for its winners' vectors;
-  without one, a ``memory/timeline`` per page until the page asked for is full (one page
-  on a server without a timeline cursor);
+  without one, a ``memory/timeline`` per page until the page asked for is full (on a
+  server without a timeline cursor one page, with no ``limit`` where it declares no
+  ``max_recall_limit``, else with an :class:`~a2m.IncompleteListing` warning when full);
 - each distinct literal prefix of the ``ListNamespacesOp``: a ``memory/timeline`` per
   ``max_recall_limit`` records beneath it;
 - all ``PutOp`` with a value: one embedding call and one ``memory/remember`` (per
