@@ -20,7 +20,7 @@ from autogen_core.memory import MemoryContent, MemoryMimeType
 from autogen_core.models import AssistantMessage, UserMessage
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
-from a2m import AsyncA2MClient, IncompleteListing
+from a2m import AsyncA2MClient, IncompleteListing, QuotaExceeded
 from a2m_autogen import A2MChatCompletionContext, A2MMemory
 from a2m_autogen.agentchat import A2MTranscript
 from a2m_server.config import LimitsConfig, ServerConfig
@@ -179,3 +179,19 @@ async def test_a_capped_server_without_cursor_warns_where_a_transcript_is_short(
         await memory.add_many([MemoryContent(content=f, mime_type=TEXT) for f in FACTS])
         assert [c.content for c in (await memory.query("window seats")).results] == FACTS[:1]
         assert len((await memory.query("the user")).results) == 3
+
+
+@pytest.mark.parametrize("per_call", [1000, 2])
+async def test_add_many_the_server_refuses_writes_nothing(per_call: int) -> None:
+    """A fourth content longer than the server stores: on a server taking all four in one
+    call nothing is written, and on one taking 2 a call the first call's two records are
+    taken back, so the memory is as it was either way."""
+    limits = LimitsConfig(max_records_per_call=per_call, max_content_length=60)
+    async with client_of(limits=limits) as client:
+        memory = A2MMemory(client, namespace="travel/prefs")
+        await memory.add(MemoryContent(content=FACTS[0], mime_type=TEXT))
+        contents = [MemoryContent(content=f, mime_type=TEXT) for f in FACTS[1:]]
+        with pytest.raises(QuotaExceeded, match="max_content_length"):
+            await memory.add_many([*contents, MemoryContent(content="x" * 61, mime_type=TEXT)])
+        stored = (await client.timeline(key_prefix="travel/prefs/")).records
+        assert [r.content for r in stored] == [FACTS[0]]

@@ -4,6 +4,7 @@ with ``dump_component`` like any AutoGen component."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from autogen_core.models import SystemMessage, UserMessage
 from pydantic import Field, SecretStr
 from typing_extensions import Self
 
-from a2m import NOT_GIVEN, AsyncA2MClient, PromptOptions, Record, filters
+from a2m import NOT_GIVEN, A2MError, AsyncA2MClient, PromptOptions, Record, filters
 from a2m.adapter import AsyncA2MAdapter
 from a2m.adapter_support import drive_async, transferred_lines, transferred_observations
 from a2m_types.rest import validate_namespace
@@ -30,6 +31,8 @@ from ._contents import (
 )
 
 __all__ = ["A2MMemory", "A2MMemoryConfig"]
+
+log = logging.getLogger("a2m_autogen")
 
 MEMORY_HEADER = "\nRelevant memory content (most relevant first):\n"
 """What the system message ``update_context`` adds starts with."""
@@ -206,8 +209,10 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         cancellation_token: CancellationToken | None = None,
     ) -> None:
         """Store several contents, one ``memory/remember`` per ``max_records_per_call`` of
-        them. Every content is checked before anything is sent, so a bad one writes
-        nothing; each call is atomic on the server (§4.2)."""
+        them, all or nothing. Every content is checked before anything is sent, so a bad
+        one writes nothing; each call is atomic on the server (§4.2), and where a later one
+        fails, one ``memory/forget`` takes back what the earlier ones wrote (each content
+        is a new record) before the error is raised."""
         if not contents:
             return
         layout = await self._link.layout()
@@ -216,8 +221,18 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         records = [content_record(c, provenance, layout, kind) for c in contents]
         client = await self._link.client()
         step = layout.max_records_per_call
-        for start in range(0, len(records), step):
-            await cancellable(client.remember(records[start : start + step]), cancellation_token)
+        written: list[str] = []
+        try:
+            for start in range(0, len(records), step):
+                batch = records[start : start + step]
+                written += (await cancellable(client.remember(batch), cancellation_token)).ids
+        except A2MError:
+            if written:
+                try:
+                    await client.forget(ids=written)
+                except A2MError:
+                    log.exception("could not take back %d records of a failed write", len(written))
+            raise
 
     # --- reading -------------------------------------------------------------------------
 
