@@ -124,6 +124,12 @@ def scenario(client: A2MClient, async_client: AsyncA2MClient) -> dict[str, Any]:
     later = vectors.search("tea cats rust", limit=2, filters=[GT("year", 0)])
     seen["by operator"] = sorted(d.name for d in later)
     seen["exists"] = (vectors.name_exists("cats"), vectors.name_exists("dogs"))
+
+    async def the_async_search() -> list[str | None]:
+        reader = A2MVectorDb(async_client=async_client, embedder=FakeEmbedder())
+        return [d.name for d in await reader.async_search("borrow checker", limit=5)]
+
+    seen["async search"] = asyncio.run(the_async_search())
     seen["deleted"] = (vectors.delete_by_name("tea"), vectors.delete_by_metadata({"kind": "cats"}))
     seen["kept"] = [d.name for d in vectors.search("borrow checker cats tea", limit=2)]
     vectors.drop()
@@ -177,7 +183,8 @@ def test_a_server_without_cursor_refuses_a_listing_it_cannot_give_whole() -> Non
     with clients_of(**config) as (client, _):
         db = A2MDb(client)
         db.upsert_memories(_memories()[:2])
-        assert sorted(m.memory_id for m in db.get_user_memories()) == ["m0", "m1"]  # type: ignore[union-attr]
+        listed = db.get_user_memories()
+        assert sorted(str(m.memory_id) for m in listed) == ["m0", "m1"]  # type: ignore[union-attr]
         db.upsert_memories(_memories())
         with pytest.raises(IncompleteListingError) as raised:
             db.get_user_memories()
