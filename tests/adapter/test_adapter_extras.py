@@ -344,6 +344,19 @@ async def test_list_recursive_takes_in_the_namespaces_beneath(memory: Memory) ->
     assert set(listed(everything)) == {key for key in TREE if key[0].startswith("acme")}
 
 
+async def test_a_top_k_past_the_servers_recall_limit_returns_what_it_allows(
+    memory: Memory,
+) -> None:
+    """``top_k`` is an upper bound: 10 asked of a server returning at most 3 records a
+    call gives the best 3, where the recall asking for 10 was refused (QUOTA_EXCEEDED)."""
+    adapter = memory.elsewhere(config=SMALL_RECALL).adapter("acme/wf-1")
+    for number in range(5):
+        await settle(adapter.write(f"k{number}", "semantic", f"migration step {number}"))
+    hits = await settle(adapter.query(text="migration", top_k=10))
+    assert len(hits) == 3
+    assert len(await settle(adapter.query(text="migration", top_k=2))) == 2
+
+
 async def test_list_is_complete_past_the_servers_recall_limit(memory: Memory) -> None:
     """A server paging by cursor lets a listing reach every entry, however few records
     one call may carry: the total is exact and nothing is truncated."""

@@ -61,7 +61,8 @@ class AsyncA2MDb(LocalTables, AsyncBaseDb):
             return []
         latest = latest_by_id(memories)
         existing = await self._store.read_many(list(latest))
-        return await self._store.write_many(planned_writes(latest, existing, preserve_updated_at))
+        writes = planned_writes(latest, existing, preserve_updated_at)
+        return await self._store.write_all(writes, existing)
 
     async def upsert_user_memory(
         self, memory: UserMemory, deserialize: bool | None = True

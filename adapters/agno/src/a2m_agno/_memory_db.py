@@ -144,7 +144,9 @@ class A2MDb(InMemoryDb):
         preserve_updated_at: bool = False,
     ) -> list[UserMemory | Row]:
         """Create or replace many memories in one ``memory/remember`` (per
-        ``max_records_per_call``) after one read: all are stored or, on error, none.
+        ``max_records_per_call``) after one read: all are stored or, on error, none (where
+        a later call fails, the memories the earlier ones replaced are written back as
+        the read found them and the new ones removed, before the error is raised).
         ``updated_at`` is now unless ``preserve_updated_at`` keeps each memory's own."""
         stored = self._upsert([m for m in memories if m is not None], preserve_updated_at)
         rows = [records.row(entry) for entry in stored]
@@ -155,7 +157,9 @@ class A2MDb(InMemoryDb):
             return []
         latest = latest_by_id(memories)
         existing = self._store.read_many(list(latest))
-        return self._store.write_many(planned_writes(latest, existing, preserve_updated_at))
+        return self._store.write_all(
+            planned_writes(latest, existing, preserve_updated_at), existing
+        )
 
     def get_user_memory(
         self, memory_id: str, deserialize: bool | None = True, user_id: str | None = None

@@ -5,12 +5,14 @@ Every method here states its number of A2M calls; the databases add none of thei
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from a2m import A2MClient, AsyncA2MClient
+from a2m import A2MClient, A2MError, AsyncA2MClient, IncompleteListing
 from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry, ScoredEntry
-from a2m_types import Record
+from a2m.adapter_support import ServerLayout
+from a2m_types import DescribeResult, Record
 from a2m_types.rest import MAX_TOP_K, record_key
 
 from ._records import KIND_KEY, SOURCE_FRAMEWORK, USER_MEMORY
@@ -22,11 +24,13 @@ PAGE_SIZE = 1000
 KEYS_PER_CALL = 1000
 """Keys named in one ``memory/forget``, which keeps a request's body small."""
 
+log = logging.getLogger("a2m_agno")
 
-class IncompleteListingError(RuntimeError):
+
+class IncompleteListingError(RuntimeError, IncompleteListing):
     """The server cannot list every matching entry (it pages by no cursor, and its limit
     was reached), so an exact answer is not possible: nothing is returned rather than a
-    silently short one."""
+    silently short one. An :class:`a2m.IncompleteListing`, as every adapter's is."""
 
 
 def _incomplete(namespace: str) -> IncompleteListingError:
@@ -34,6 +38,32 @@ def _incomplete(namespace: str) -> IncompleteListingError:
         f"namespace {namespace!r} holds more matching entries than this server lists in "
         "one call, and it offers no paging cursor; an exact answer is not possible"
     )
+
+
+def _search_limit(description: DescribeResult) -> int:
+    """Records a search asks for: ``MAX_TOP_K``, or the server's ``max_recall_limit``
+    where that is fewer."""
+    return min(MAX_TOP_K, ServerLayout.of(description).max_recall_limit)
+
+
+def _as_before(
+    writes: Sequence[Mapping[str, Any]], held: Mapping[str, Entry]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """What puts the keys of ``writes`` back as ``held`` had them: the entries to write
+    again (as they were read) and the keys to remove (held nothing)."""
+    again: list[dict[str, Any]] = []
+    added: list[str] = []
+    for key in dict.fromkeys(str(write["key"]) for write in writes):
+        entry = held.get(key)
+        if entry is None:
+            added.append(key)
+            continue
+        meta = entry.meta.model_dump(mode="json", exclude_none=True)
+        again.append(
+            {"key": key, "type": entry.type, "value": entry.value, "meta": meta}
+            | ({"embedding": entry.embedding} if entry.embedding is not None else {})
+        )
+    return again, added
 
 
 def _pushed(where: Mapping[str, Any], kind: str) -> dict[str, Any]:
@@ -83,6 +113,25 @@ class MemoryStore:
         ``memory/remember`` per ``max_records_per_call``, one read for the namespace
         check and one reading them back (per ``L`` keys)."""
         return self.adapter.write_many(writes) if writes else []
+
+    def write_all(
+        self, writes: Sequence[Mapping[str, Any]], held: Mapping[str, Entry]
+    ) -> list[Entry]:
+        """:meth:`write_many`, all or nothing: where ``writes`` take several
+        ``memory/remember`` calls and one fails, the keys are put back as ``held`` (what
+        a read found there before) had them — entries written again, new keys removed
+        (one :meth:`write_many` and one :meth:`forget_keys` more) — and the error raised."""
+        try:
+            return self.write_many(writes)
+        except A2MError:
+            if len(writes) > self.adapter._known().max_records_per_call:
+                again, added = _as_before(writes, held)
+                try:
+                    self.write_many(again)
+                    self.forget_keys(added)
+                except A2MError:
+                    log.exception("could not put back %d memories of a failed write", len(writes))
+            raise
 
     def forget(self, keys: Sequence[str], user_id: str | None) -> int:
         """Delete the memories at ``keys`` (of ``user_id`` when given): one call per 1000 ids."""
@@ -134,10 +183,13 @@ class MemoryStore:
 
     def search(self, text: str) -> list[Record]:
         """Records of every namespace and framework, keyed or not, whose words match
-        ``text`` by the server's recall: one call, at most ``MAX_TOP_K`` records."""
+        ``text`` by the server's recall: one call, at most ``MAX_TOP_K`` records (or the
+        server's ``max_recall_limit`` where that is fewer: asking past it is refused)."""
         if not text.strip():
             return []
-        return self.adapter.client.recall(text, limit=MAX_TOP_K).records
+        client = self.adapter.client
+        limit = _search_limit(client.description or client.describe())
+        return client.recall(text, limit=limit).records
 
 
 class AsyncMemoryStore:
@@ -167,6 +219,22 @@ class AsyncMemoryStore:
     async def write_many(self, writes: Sequence[Mapping[str, Any]]) -> list[Entry]:
         """See :meth:`MemoryStore.write_many`."""
         return await self.adapter.write_many(writes) if writes else []
+
+    async def write_all(
+        self, writes: Sequence[Mapping[str, Any]], held: Mapping[str, Entry]
+    ) -> list[Entry]:
+        """See :meth:`MemoryStore.write_all`."""
+        try:
+            return await self.write_many(writes)
+        except A2MError:
+            if len(writes) > (await self.adapter._known()).max_records_per_call:
+                again, added = _as_before(writes, held)
+                try:
+                    await self.write_many(again)
+                    await self.forget_keys(added)
+                except A2MError:
+                    log.exception("could not put back %d memories of a failed write", len(writes))
+            raise
 
     async def forget(self, keys: Sequence[str], user_id: str | None) -> int:
         """See :meth:`MemoryStore.forget`."""
@@ -216,4 +284,6 @@ class AsyncMemoryStore:
         """See :meth:`MemoryStore.search`."""
         if not text.strip():
             return []
-        return (await self.adapter.client.recall(text, limit=MAX_TOP_K)).records
+        client = self.adapter.client
+        limit = _search_limit(client.description or await client.describe())
+        return (await client.recall(text, limit=limit)).records

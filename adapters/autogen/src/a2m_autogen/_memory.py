@@ -4,6 +4,7 @@ with ``dump_component`` like any AutoGen component."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from autogen_core.models import SystemMessage, UserMessage
 from pydantic import Field, SecretStr
 from typing_extensions import Self
 
-from a2m import NOT_GIVEN, AsyncA2MClient, PromptOptions, Record, filters
+from a2m import NOT_GIVEN, A2MError, AsyncA2MClient, PromptOptions, Record, filters
 from a2m.adapter import AsyncA2MAdapter
 from a2m.adapter_support import drive_async, transferred_lines, transferred_observations
 from a2m_types.rest import validate_namespace
@@ -30,6 +31,8 @@ from ._contents import (
 )
 
 __all__ = ["A2MMemory", "A2MMemoryConfig"]
+
+log = logging.getLogger("a2m_autogen")
 
 MEMORY_HEADER = "\nRelevant memory content (most relevant first):\n"
 """What the system message ``update_context`` adds starts with."""
@@ -76,6 +79,27 @@ class _Plan:
     params: dict[str, Any]
     local: dict[str, Any] | None
     k: int
+    beneath: str | None = None
+    """A namespace the records must be in or beneath, checked here: a server without
+    ``keys`` holds the namespace in metadata, where equality cannot select children."""
+
+    @property
+    def filtered(self) -> bool:
+        """Whether candidates are filtered here after the recall."""
+        return self.local is not None or self.beneath is not None
+
+    def keeps(self, record: Record) -> bool:
+        """Whether ``record`` passes what is checked here."""
+        if self.local is not None and not filters.matches(
+            self.local, record.model_dump(mode="json")
+        ):
+            return False
+        if self.beneath is None:
+            return True
+        namespace = (record.metadata or {}).get("namespace")
+        return isinstance(namespace, str) and (
+            namespace == self.beneath or namespace.startswith(self.beneath + "/")
+        )
 
 
 class A2MMemory(Memory, Component[A2MMemoryConfig]):
@@ -185,8 +209,10 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         cancellation_token: CancellationToken | None = None,
     ) -> None:
         """Store several contents, one ``memory/remember`` per ``max_records_per_call`` of
-        them. Every content is checked before anything is sent, so a bad one writes
-        nothing; each call is atomic on the server (§4.2)."""
+        them, all or nothing. Every content is checked before anything is sent, so a bad
+        one writes nothing; each call is atomic on the server (§4.2), and where a later one
+        fails, one ``memory/forget`` takes back what the earlier ones wrote (each content
+        is a new record) before the error is raised."""
         if not contents:
             return
         layout = await self._link.layout()
@@ -195,8 +221,18 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         records = [content_record(c, provenance, layout, kind) for c in contents]
         client = await self._link.client()
         step = layout.max_records_per_call
-        for start in range(0, len(records), step):
-            await cancellable(client.remember(records[start : start + step]), cancellation_token)
+        written: list[str] = []
+        try:
+            for start in range(0, len(records), step):
+                batch = records[start : start + step]
+                written += (await cancellable(client.remember(batch), cancellation_token)).ids
+        except A2MError:
+            if written:
+                try:
+                    await client.forget(ids=written)
+                except A2MError:
+                    log.exception("could not take back %d records of a failed write", len(written))
+            raise
 
     # --- reading -------------------------------------------------------------------------
 
@@ -225,12 +261,18 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
             # A §5.2 server would read {"$gt": 3} as "equals this object": filter here,
             # on as many candidates as one recall may return.
             local, tests, limit = tests, {}, layout.max_recall_limit
+        beneath = None
         if space is not None:
             validate_namespace(space)
             if layout.keys:
                 prefix = f"{space}/" + (prefix or "")
-            else:  # without keys, a namespace is what records say in metadata (exact)
-                tests["namespace"] = space
+            else:
+                # Without keys a namespace is what records say in metadata, and equality
+                # cannot select its children: check it here, on one recall's candidates.
+                beneath, limit = space, layout.max_recall_limit
+        # A k past the server's max_recall_limit asks for what it allows (an upper bound):
+        # asking for more is refused outright.
+        limit = min(limit, layout.max_recall_limit)
         threshold = score_threshold if score_threshold is not None else config.score_threshold
         params = {
             "limit": limit,
@@ -238,7 +280,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
             "key_prefix": NOT_GIVEN if prefix is None else prefix,
             "where": tests or NOT_GIVEN,
         }
-        return _Plan(params, local, config.k if k is None else k)
+        return _Plan(params, local, config.k if k is None else k, beneath)
 
     async def _recall(
         self,
@@ -250,7 +292,7 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         """The recalled records (only what the rendering kept, when there is one) and the
         server's rendering of them."""
         client = await self._link.client()
-        if plan.local is not None:
+        if plan.filtered:
             prompt = None  # the server would render candidates the filter drops
         call = client.recall(
             text if text.strip() else NOT_GIVEN,
@@ -259,10 +301,8 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         )
         result = await cancellable(call, cancellation_token)
         records = result.records
-        if plan.local is not None:
-            wanted = plan.local
-            records = [r for r in records if filters.matches(wanted, r.model_dump(mode="json"))]
-            return records[: plan.k], None
+        if plan.filtered:
+            return [r for r in records if plan.keeps(r)][: plan.k], None
         if prompt is not None and result.prompt_ids is not None:
             shown = set(result.prompt_ids)  # what survived the budget is what the model sees
             records = [r for r in records if r.id in shown]
@@ -286,7 +326,8 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         operators: run by the server where it declares them, else here on one recall's
         worth of candidates). An empty query returns the most recent. Each result's
         ``metadata["score"]`` is its score (as in AutoGen's ChromaDB and Redis memories),
-        and ``metadata["a2m"]`` holds the score, record id and provenance. One
+        and ``metadata["a2m"]`` holds the score, record id and provenance. A ``k`` above
+        the server's ``max_recall_limit`` returns at most that many. One
         ``memory/recall``."""
         if kwargs:
             raise TypeError(f"unexpected query argument(s): {', '.join(sorted(kwargs))}")

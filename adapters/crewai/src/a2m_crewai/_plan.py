@@ -234,7 +234,11 @@ def lookup_params(
     id, or (``moved``) by ``metadata.crewai_id``, the newest such record of this adapter."""
     where: dict[str, Any] = {**OWN, ID_KEY: record_id} if moved else {"id": record_id}
     # moved: one record per principal holding a copy, and one left by an interrupted move
-    params: dict[str, Any] = {"where": where, "limit": 10 if moved else 1}
+    # (no more than the server returns in one call: asking past it is refused)
+    params: dict[str, Any] = {
+        "where": where,
+        "limit": min(10, layout.max_recall_limit) if moved else 1,
+    }
     if vectors and "embeddings" in layout.capabilities:
         params["embeddings"] = True
     return params

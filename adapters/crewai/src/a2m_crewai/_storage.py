@@ -140,10 +140,11 @@ class A2MStorage:
 
     def save(self, records: list[MemoryRecord]) -> None:
         """Store ``records``: one ``memory/remember`` for the batch (split only at the
-        server's ``max_records_per_call``), atomic as the server is. A record whose id is
-        already stored is left as it is (A2M ids make writes idempotent; use
-        :meth:`update` to change one). A record that cannot be stored exactly raises
-        ``ValueError`` and nothing of the batch is sent."""
+        server's ``max_records_per_call``), each call atomic as the server is; a call the
+        server refuses leaves the ones before it stored, and saving again adds the rest.
+        A record whose id is already stored is left as it is (A2M ids make writes
+        idempotent; use :meth:`update` to change one). A record that cannot be stored
+        exactly raises ``ValueError`` and nothing of the batch is sent."""
         if not records:
             return
         layout = self._known()
