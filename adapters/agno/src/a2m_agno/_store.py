@@ -46,6 +46,11 @@ def _search_limit(description: DescribeResult) -> int:
     return min(MAX_TOP_K, ServerLayout.of(description).max_recall_limit)
 
 
+def _records_per_call(description: DescribeResult) -> int:
+    """Records one ``memory/remember`` may carry on this server."""
+    return ServerLayout.of(description).max_records_per_call
+
+
 def _as_before(
     writes: Sequence[Mapping[str, Any]], held: Mapping[str, Entry]
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -124,7 +129,8 @@ class MemoryStore:
         try:
             return self.write_many(writes)
         except A2MError:
-            if len(writes) > self.adapter._known().max_records_per_call:
+            client = self.adapter.client
+            if len(writes) > _records_per_call(client.description or client.describe()):
                 again, added = _as_before(writes, held)
                 try:
                     self.write_many(again)
@@ -227,7 +233,8 @@ class AsyncMemoryStore:
         try:
             return await self.write_many(writes)
         except A2MError:
-            if len(writes) > (await self.adapter._known()).max_records_per_call:
+            client = self.adapter.client
+            if len(writes) > _records_per_call(client.description or await client.describe()):
                 again, added = _as_before(writes, held)
                 try:
                     await self.write_many(again)
