@@ -80,8 +80,8 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
 
     Round trips: ``add_messages`` is one ``memory/remember`` (per ``max_records_per_call``
     messages, all or nothing: when a later batch is refused, one ``memory/forget`` takes
-    back the earlier ones); ``messages`` reads the whole conversation: one ``memory/timeline`` per
-    ``max_recall_limit`` messages where the server pages by keyset cursor
+    back the earlier ones); ``messages`` reads the whole conversation: one
+    ``memory/timeline`` per ``max_recall_limit`` messages where the server pages by keyset cursor
     (``timeline.cursor``), one without a limit where it declares no ``max_recall_limit``,
     else one carrying the newest ``max_recall_limit``, with an
     :class:`~a2m.IncompleteListing` warning when that cap is reached; ``clear`` is one

@@ -32,10 +32,12 @@ class A2MRetriever(BaseRetriever):
     Lexical by default (the server ranks the query text); with ``embeddings`` the query is
     embedded caller-side and ranked against the vectors the records carry (stored verbatim,
     so only vectors of the same model compare). ``k`` (also ``invoke(query, k=...)``) is how
-    many at most (a server's ``max_recall_limit`` caps it); ``min_score`` drops weaker results (scores are the server's own, §5.3);
-    ``filter`` is an A2M ``where`` (equality on record fields, else metadata keys; a list
-    means any of; ``$gte`` and the other operators where the server declares them); ``namespaces`` narrows to records whose ``metadata.namespace`` is one of
-    them (``None``: every namespace, every framework); ``key_prefix`` to keys beneath it.
+    many at most (a server's ``max_recall_limit`` caps it); ``min_score`` drops weaker
+    results (scores are the server's own, §5.3); ``filter`` is an A2M ``where`` (equality
+    on record fields, else metadata keys; a list means any of; ``$gte`` and the other
+    operators where the server declares them); ``namespaces`` narrows to records whose
+    ``metadata.namespace`` is one of them (``None``: every namespace, every framework);
+    ``key_prefix`` to keys beneath it.
 
     Each document carries the record's text as ``page_content``, its id as ``id``, and in
     ``metadata`` the id, key, score and provenance (``source_framework``,

@@ -7,10 +7,11 @@ Its calls, whatever the number of operations:
 - all ``GetOp``: one ``memory/timeline`` naming their keys (per 500 keys), plus one
   ``memory/fetch`` per key that several principals hold (the server knows which record
   is the caller's); a single key is one ``memory/fetch`` instead;
-- each distinct ``SearchOp`` (identical ones are answered once) (:mod:`._store_search`): one ``memory/recall`` with a query; a
-  semantic one on a server ranking by similarity alone (describe ``recall.rank``) adds
-  a second when records filtered here leave the page short; elsewhere a semantic one
-  with a filter adds one ``memory/timeline`` for its winners' vectors;
+- each distinct ``SearchOp`` (identical ones are answered once) (:mod:`._store_search`):
+  one ``memory/recall`` with a query; a semantic one on a server ranking by similarity
+  alone (describe ``recall.rank``) adds a second when records filtered here leave the
+  page short; elsewhere a semantic one with a filter adds one ``memory/timeline`` for its
+  winners' vectors;
   without one, a ``memory/timeline`` per page until the page asked for is full (on a
   server without a timeline cursor one page, with no ``limit`` where it declares no
   ``max_recall_limit``, else with an :class:`~a2m.IncompleteListing` warning when full);
