@@ -20,35 +20,23 @@ from a2m_a2e import HostLimits, new_message
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import (
+    EVERY_CAPABILITY,
+    SERVER_SHAPES,
+    SMALL_RECALL_NO_CURSOR,
+    UNDECLARED_LIMIT,
+    Shape,
+    lacking,
+)
 
-EVERY = frozenset(CAPABILITIES)
-
-SAME_ANSWERS: dict[str, dict[str, Any]] = {
-    "plain 0.1": {
-        "timeline_cursor": False,
-        "where_operators": False,
-        "capabilities": EVERY - {"events"},
-    },
-    "plain 0.1, no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-    **{
-        f"no {capability}": {"capabilities": EVERY - {capability}}
-        for capability in ("tiers", "sessions", "scopes", "embeddings", "salience")
-    },
-}
-
-NO_CURSOR_LIMIT_3: dict[str, Any] = {
-    "timeline_cursor": False,
-    "limits": LimitsConfig(max_recall_limit=3),
+SAME_ANSWERS = {
+    **SERVER_SHAPES,
+    **lacking("tiers", "sessions", "scopes", "embeddings", "salience"),
 }
 
 
 @contextmanager
-def host_on(
-    config: dict[str, Any], mode: str = "sync", **options: Any
-) -> Iterator[tuple[Host, MethodLog]]:
+def host_on(config: Shape, mode: str = "sync", **options: Any) -> Iterator[tuple[Host, MethodLog]]:
     """A host (its plugin sync or async) over an in-process A2M server configured as
     ``config``, and the log of the A2M methods it called."""
     with A2MServer(ServerConfig(**config)) as server:
@@ -108,8 +96,7 @@ def test_every_message_answers_as_on_the_default_server(shape: str, quota: bool,
 def test_a_server_declaring_no_limit_lists_every_entry_in_one_call() -> None:
     """105 entries, more than a hundred: all listed, by one ``memory/timeline`` (§4.4:
     no ``limit``, every record)."""
-    shape = {"timeline_cursor": False, "declare_recall_limit": False}
-    with host_on(shape) as (host, log):
+    with host_on(UNDECLARED_LIMIT) as (host, log):
         memory = host.init("assistant")
         assert len(host.store(memory, *_entries(105))["stored"]) == 105
         before = log.count("memory/timeline")
@@ -125,7 +112,7 @@ def test_a_listing_a_server_cannot_page_is_refused_not_cut_short(mode: str) -> N
     (and a forget by tag, and a store under a quota, which count the namespace) is
     refused with a ``backend_error`` naming what is missing, nothing deleted or written,
     while reads by key and by query still answer."""
-    with host_on(NO_CURSOR_LIMIT_3, mode) as (host, log):
+    with host_on(SMALL_RECALL_NO_CURSOR, mode) as (host, log):
         memory = host.init("assistant")
         host.store(memory, *_entries(2))
         assert host.retrieve(memory, tier="episodic")["total"] == 2
@@ -164,7 +151,7 @@ def test_writes_go_in_batches_the_server_accepts() -> None:
 
 
 def test_a_server_without_keys_is_refused_at_init_naming_what_it_lacks() -> None:
-    with host_on({"capabilities": EVERY - {"keys"}}) as (host, log):
+    with host_on({"capabilities": EVERY_CAPABILITY - {"keys"}}) as (host, log):
         refused = host.handle(
             new_message("memory/init/req", namespace=NAMESPACE, scope={"agent": "assistant"})
         )

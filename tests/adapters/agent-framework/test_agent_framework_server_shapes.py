@@ -25,33 +25,16 @@ from a2m_agent_framework._history import IncompleteHistoryWarning
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, lacking
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.filterwarnings("ignore::agent_framework._feature_stage.ExperimentalWarning"),
 ]
 
-EVERY = frozenset(CAPABILITIES)
-
-SAME_ANSWERS: dict[str, dict[str, Any]] = {
-    "plain 0.1": {
-        "timeline_cursor": False,
-        "where_operators": False,
-        "capabilities": EVERY - {"events"},
-    },
-    "plain 0.1, no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-    **{
-        f"no {capability}": {"capabilities": EVERY - {capability}}
-        for capability in ("keys", "tiers", "sessions", "scopes", "embeddings", "salience")
-    },
-}
-
-NO_CURSOR_LIMIT_3: dict[str, Any] = {
-    "timeline_cursor": False,
-    "limits": LimitsConfig(max_recall_limit=3),
+SAME_ANSWERS = {
+    **SERVER_SHAPES,
+    **lacking("keys", "tiers", "sessions", "scopes", "embeddings", "salience"),
 }
 
 
@@ -104,7 +87,7 @@ async def test_a_conversation_a_server_cannot_page_comes_newest_first_with_a_war
     back as the newest three, with a warning; a replayed transcript still adds only what
     is new (its tail read asks for three)."""
     messages = _every_content()
-    async with a2m_on(**NO_CURSOR_LIMIT_3) as (client, log):
+    async with a2m_on(**SMALL_RECALL_NO_CURSOR) as (client, log):
         provider = A2MHistoryProvider(client)
         await provider.save_messages("short", messages[:2])
         assert _dicts(await provider.get_messages("short")) == _dicts(messages[:2])
@@ -135,7 +118,7 @@ async def test_the_context_asks_for_no_more_than_the_server_returns(shape: str) 
     model = ScriptedChatClient(
         [calls("remember_fact", {"fact": "Ada flies on Friday"}, call_id="f1"), said("Noted.")]
     )
-    config = SAME_ANSWERS.get(shape, NO_CURSOR_LIMIT_3)
+    config = SAME_ANSWERS.get(shape, SMALL_RECALL_NO_CURSOR)
     async with a2m_on(**config) as (client, _):
         for n in range(6):
             await client.remember(f"Ada's window seat, row {n}")

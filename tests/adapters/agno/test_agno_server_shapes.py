@@ -34,23 +34,15 @@ from a2m import (
 from a2m_agno import A2MDb, A2MVectorDb, AsyncA2MDb, IncompleteListingError
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import (
+    EVERY_CAPABILITY,
+    SERVER_SHAPES,
+    SMALL_RECALL,
+    SMALL_RECALL_NO_CURSOR,
+    lacking,
+)
 
-ALL = frozenset(CAPABILITIES)
-SHAPES: dict[str, dict[str, Any]] = {
-    "plain 0.1": {
-        "timeline_cursor": False,
-        "where_operators": False,
-        "capabilities": ALL - {"events"},
-    },
-    "plain 0.1, no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-    **{
-        f"no {name}": {"capabilities": ALL - {name}}
-        for name in ("tiers", "sessions", "scopes", "prompt")
-    },
-}
+SHAPES = {**SERVER_SHAPES, **lacking("tiers", "sessions", "scopes", "prompt")}
 
 RUST = "Rust has a borrow checker that prevents data races at compile time."
 CATS = "Cats purr when they are content and knead soft blankets."
@@ -155,7 +147,7 @@ def test_a_small_recall_limit_bounds_every_read_the_adapter_makes() -> None:
     """``max_recall_limit`` 3 with a cursor: a knowledge search asking for 5 chunks gets
     the 3 the server allows, and a memory search by content looks at other frameworks'
     records within it; each was refused with QUOTA_EXCEEDED. Listings page past 3."""
-    with clients_of(limits=LimitsConfig(max_recall_limit=3)) as (client, async_client):
+    with clients_of(**SMALL_RECALL) as (client, async_client):
         client.remember([{"content": f"a subject other frameworks know {i}"} for i in range(4)])
         db = A2MDb(client)
         db.upsert_memories(_memories())
@@ -179,8 +171,7 @@ def knowledge_chunk(text: str) -> Document:
 def test_a_server_without_cursor_refuses_a_listing_it_cannot_give_whole() -> None:
     """``max_recall_limit`` 3 and no cursor: two memories list exactly; five raise
     IncompleteListingError (an ``a2m.IncompleteListing``) rather than answer with three."""
-    config = {"timeline_cursor": False, "limits": LimitsConfig(max_recall_limit=3)}
-    with clients_of(**config) as (client, _):
+    with clients_of(**SMALL_RECALL_NO_CURSOR) as (client, _):
         db = A2MDb(client)
         db.upsert_memories(_memories()[:2])
         listed = db.get_user_memories()
@@ -199,7 +190,7 @@ def test_a_server_lacking_what_the_databases_need_is_refused_at_the_first_call(
     without ``keys`` the first call of either database is refused naming it; without
     ``embeddings`` the memory database works and the first insert of embedded chunks is
     refused naming it, storing nothing."""
-    with clients_of(capabilities=ALL - {capability}) as (client, _):
+    with clients_of(capabilities=EVERY_CAPABILITY - {capability}) as (client, _):
         vectors = A2MVectorDb(client, embedder=FakeEmbedder())
         with pytest.raises(CapabilityNotSupported, match=f"'{capability}'"):
             vectors.insert("h", [knowledge_chunk("tea fact")])

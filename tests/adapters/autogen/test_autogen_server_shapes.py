@@ -25,24 +25,13 @@ from a2m_autogen import A2MChatCompletionContext, A2MMemory
 from a2m_autogen.agentchat import A2MTranscript
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL, SMALL_RECALL_NO_CURSOR, lacking
 
 pytestmark = pytest.mark.anyio
 
-ALL = frozenset(CAPABILITIES)
-SHAPES: dict[str, dict[str, Any]] = {
-    "plain 0.1": {
-        "timeline_cursor": False,
-        "where_operators": False,
-        "capabilities": ALL - {"events"},
-    },
-    "plain 0.1, no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-    **{
-        f"no {name}": {"capabilities": ALL - {name}}
-        for name in ("keys", "tiers", "sessions", "scopes", "embeddings", "prompt")
-    },
+SHAPES = {
+    **SERVER_SHAPES,
+    **lacking("keys", "tiers", "sessions", "scopes", "embeddings", "prompt"),
 }
 
 TEXT = MemoryMimeType.TEXT
@@ -147,7 +136,7 @@ async def test_a_small_recall_limit_bounds_the_default_k() -> None:
     """``max_recall_limit`` 3: a memory with AutoGen's default ``k`` (5), or a query
     asking for 10, recalls the 3 the server allows, and an agent using it runs; each was
     refused with QUOTA_EXCEEDED."""
-    async with client_of(limits=LimitsConfig(max_recall_limit=3)) as client:
+    async with client_of(**SMALL_RECALL) as client:
         memory = A2MMemory(client, namespace="travel/prefs")
         await memory.add_many([MemoryContent(content=f, mime_type=TEXT) for f in FACTS])
         assert len((await memory.query("the user")).results) == 3
@@ -163,8 +152,7 @@ async def test_a_small_recall_limit_bounds_the_default_k() -> None:
 async def test_a_capped_server_without_cursor_warns_where_a_transcript_is_short() -> None:
     """``max_recall_limit`` 3 and no cursor: a transcript of 5 loads its newest 3 and
     warns; one of 2 loads whole, silently; recalls answer as with a cursor."""
-    config = {"timeline_cursor": False, "limits": LimitsConfig(max_recall_limit=3)}
-    async with client_of(**config) as client:
+    async with client_of(**SMALL_RECALL_NO_CURSOR) as client:
         context = A2MChatCompletionContext(client, session="long")
         for i in range(5):
             await context.add_message(_message(i))

@@ -24,23 +24,17 @@ from storage_support import records
 
 from a2m import A2MClient, AsyncA2MClient, CapabilityNotSupported
 from a2m_crewai import A2MStorage, ListingCapped, a2m_memory
-from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_server.config import ServerConfig
 from a2m_server.server import A2MServer
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import (
+    EVERY_CAPABILITY,
+    SERVER_SHAPES,
+    SMALL_RECALL,
+    SMALL_RECALL_NO_CURSOR,
+    lacking,
+)
 
-ALL = frozenset(CAPABILITIES)
-
-SHAPES: dict[str, dict[str, Any]] = {
-    "plain 0.1": {
-        "timeline_cursor": False,
-        "where_operators": False,
-        "capabilities": ALL - {"events"},
-    },
-    "plain 0.1, no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-    **{f"no {name}": {"capabilities": ALL - {name}} for name in ("tiers", "sessions", "scopes")},
-}
+SHAPES = {**SERVER_SHAPES, **lacking("tiers", "sessions", "scopes")}
 
 # Each query's best match holds words no other record holds: the top of a search is the
 # same on every server, whatever order it gives records that match nothing.
@@ -127,7 +121,7 @@ def test_a_small_recall_limit_bounds_every_read_the_adapter_makes() -> None:
     allows; Memory.recall's default limit (10) answers; a record an update moved is found
     again (its lookup asked for 10 and was refused with QUOTA_EXCEEDED); listings page
     past 3 completely."""
-    with storage_on(limits=LimitsConfig(max_recall_limit=3)) as storage:
+    with storage_on(**SMALL_RECALL) as storage:
         storage.save(records())
         assert len(storage.search(embed_one("the deploy key"), limit=10)) == 3
         memory = a2m_memory(storage, llm=ScriptedLLM(), embedder=embed)
@@ -140,7 +134,7 @@ def test_a_small_recall_limit_bounds_every_read_the_adapter_makes() -> None:
 def test_a_capped_server_without_cursor_answers_what_it_can_and_warns_where_short() -> None:
     """``max_recall_limit`` 3 and no cursor: listings of more than 3 records warn
     ListingCapped and give the newest 3; lookups, updates and searches answer as usual."""
-    with storage_on(timeline_cursor=False, limits=LimitsConfig(max_recall_limit=3)) as storage:
+    with storage_on(**SMALL_RECALL_NO_CURSOR) as storage:
         storage.save(records())
         with pytest.warns(ListingCapped, match="max_recall_limit"):
             assert storage.count() == 3
@@ -160,7 +154,7 @@ def test_a_server_lacking_what_the_storage_needs_is_refused_at_the_first_write(
 ) -> None:
     """Scopes are key prefixes and CrewAI records carry vectors: without ``keys`` or
     ``embeddings`` the first save is refused, naming the capability, and nothing is kept."""
-    with storage_on(capabilities=ALL - {capability}) as storage:
+    with storage_on(capabilities=EVERY_CAPABILITY - {capability}) as storage:
         with pytest.raises(CapabilityNotSupported, match=f"'{capability}'"):
             storage.save(records())
         assert storage.list_categories() == {}

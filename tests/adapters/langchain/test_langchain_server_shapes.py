@@ -24,22 +24,9 @@ from a2m.errors import QuotaExceeded
 from a2m_langchain import A2MChatMessageHistory, A2MMemory, A2MRetriever, A2MVectorStore
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import EVERY_CAPABILITY, SERVER_SHAPES, SMALL_RECALL_NO_CURSOR
 
-SHAPES: dict[str, dict[str, Any]] = {
-    "plain 0.1": {
-        "timeline_cursor": False,
-        "where_operators": False,
-        "capabilities": frozenset(CAPABILITIES) - {"events"},
-    },
-    "no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "no cursor, max_recall_limit 3": {
-        "timeline_cursor": False,
-        "limits": LimitsConfig(max_recall_limit=3),
-    },
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-}
+SHAPES = {**SERVER_SHAPES, "no cursor, max_recall_limit 3": SMALL_RECALL_NO_CURSOR}
 CAPPED = 3
 """The ``max_recall_limit`` of the capped shapes."""
 
@@ -277,7 +264,7 @@ async def test_the_async_vector_store_answers_as_on_the_default_server(shape: st
 
 
 async def test_the_async_twins_ask_within_the_limit_too() -> None:
-    with A2MServer(ServerConfig(**SHAPES["no cursor, max_recall_limit 3"])) as server:
+    with A2MServer(ServerConfig(**SMALL_RECALL_NO_CURSOR)) as server:
         log = MethodLog(server)
         client = AsyncA2MClient.in_process(log)
         try:
@@ -330,7 +317,7 @@ LACKING = ["keys", "sessions", "scopes", "tiers", "embeddings"]
 
 @pytest.mark.parametrize("missing", LACKING)
 def test_a_missing_capability_works_or_is_refused_by_name(missing: str) -> None:
-    config = {"capabilities": frozenset(CAPABILITIES) - {missing}}
+    config = {"capabilities": EVERY_CAPABILITY - {missing}}
     with _client() as (client, _):
         want = (_history_run(client, False), _retrieved(client), _memory_run(client))
     with _client(**config) as (client, _):

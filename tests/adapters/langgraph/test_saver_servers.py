@@ -30,18 +30,16 @@ from a2m_langchain.langgraph import A2MSaver, A2MStore
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import (
+    EVERY_CAPABILITY,
+    SERVER_SHAPES,
+    SMALL_RECALL_NO_CURSOR,
+    lacking,
+)
 
-ALL = frozenset(CAPABILITIES)
-COMPLETE: dict[str, dict[str, Any]] = {
-    "plain 0.1": {"timeline_cursor": False, "where_operators": False, "capabilities": ALL - {"events"}},
-    "no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-    **{f"no {name}": {"capabilities": ALL - {name}} for name in ("embeddings", "events", "scopes", "sessions", "tiers")},
-}  # fmt: skip
+COMPLETE = {**SERVER_SHAPES, **lacking("embeddings", "events", "scopes", "sessions", "tiers")}
 """Shapes on which every answer must equal the default server's."""
-CAPPED = {"timeline_cursor": False, "limits": LimitsConfig(max_recall_limit=3)}
+CAPPED = SMALL_RECALL_NO_CURSOR
 """No cursor and 3 records a call: a checkpoint with four writes cannot be read whole."""
 
 
@@ -197,7 +195,7 @@ def test_a_failed_batch_of_writes_keeps_what_an_earlier_call_stored() -> None:
 
 
 def test_a_server_without_keys_is_refused_at_the_first_call() -> None:
-    with saver_on(capabilities=ALL - {"keys"}) as (saver, log):
+    with saver_on(capabilities=EVERY_CAPABILITY - {"keys"}) as (saver, log):
         with pytest.raises(CapabilityNotSupported, match="'keys'"):
             saver.put(_at("t"), generate_checkpoint(), generate_metadata(step=0), {})
         with pytest.raises(CapabilityNotSupported, match="'keys'"):

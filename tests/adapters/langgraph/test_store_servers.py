@@ -20,7 +20,7 @@ from a2m_langchain.langgraph import A2MStore
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import EVERY_CAPABILITY, SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, lacking
 
 SERVERS = {
     "cursor+operators": {},
@@ -198,14 +198,7 @@ def test_the_saver_lists_every_checkpoint_past_the_recall_limit() -> None:
         assert saver.get_tuple(thread).metadata["step"] == 54  # type: ignore[union-attr]
 
 
-ALL = frozenset(CAPABILITIES)
-SHAPES: dict[str, dict[str, Any]] = {
-    "plain 0.1": {"timeline_cursor": False, "where_operators": False, "capabilities": ALL - {"events"}},
-    "no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-    **{f"no {name}": {"capabilities": ALL - {name}} for name in ("embeddings", "events", "scopes", "sessions", "tiers")},
-}  # fmt: skip
+SHAPES = {**SERVER_SHAPES, **lacking("embeddings", "events", "scopes", "sessions", "tiers")}
 """Conformant server shapes on which every answer must equal InMemoryStore's."""
 
 
@@ -259,7 +252,7 @@ def test_every_method_answers_as_on_the_default_server(
 
 
 def test_without_a_cursor_a_small_limit_warns_rather_than_cuts_short() -> None:
-    config = ServerConfig(timeline_cursor=False, limits=LimitsConfig(max_recall_limit=3))
+    config = ServerConfig(**SMALL_RECALL_NO_CURSOR)
     with A2MServer(config) as server, A2MClient.in_process(server) as client:
         store = A2MStore(client)
         for i in range(5):
@@ -272,7 +265,7 @@ def test_without_a_cursor_a_small_limit_warns_rather_than_cuts_short() -> None:
 
 
 def test_a_server_without_keys_is_refused_at_the_first_call() -> None:
-    with A2MServer(ServerConfig(capabilities=ALL - {"keys"})) as server:
+    with A2MServer(ServerConfig(capabilities=EVERY_CAPABILITY - {"keys"})) as server:
         log = MethodLog(server)
         with A2MClient.in_process(log) as client:
             store = A2MStore(client)

@@ -23,20 +23,9 @@ from a2m_mcp import build_server
 from a2m_server.config import LimitsConfig, ObservationsConfig, ServerConfig
 from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import SERVER_SHAPES
 
 pytestmark = pytest.mark.anyio
-
-SHAPES: dict[str, dict[str, Any]] = {
-    "plain 0.1": {
-        "timeline_cursor": False,
-        "where_operators": False,
-        "capabilities": frozenset(CAPABILITIES) - {"events"},
-    },
-    "plain 0.1, no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-}
 
 
 @asynccontextmanager
@@ -53,12 +42,12 @@ async def graph_server(**config: Any) -> AsyncIterator[tuple[Client, MethodLog]]
             await a2m.aclose()
 
 
-@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("shape", list(SERVER_SHAPES))
 async def test_upstreams_sequence_gives_upstreams_results_on_every_server_shape(
     shape: str,
 ) -> None:
     recorded = json.loads(RECORDED.read_text())
-    async with graph_server(**SHAPES[shape]) as (mcp, _):
+    async with graph_server(**SERVER_SHAPES[shape]) as (mcp, _):
         ours = await replay(mcp)
     for (name, arguments), mine, theirs in zip(SEQUENCE, ours, recorded, strict=True):
         try:

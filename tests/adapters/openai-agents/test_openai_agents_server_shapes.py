@@ -24,26 +24,13 @@ from a2m_openai_agents import A2MSession, IncompleteHistoryWarning, memory_tools
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
-from a2m_types import CAPABILITIES
+from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, lacking
 
 pytestmark = pytest.mark.anyio
 
-EVERY = frozenset(CAPABILITIES)
-SMALL_LIMIT: dict[str, Any] = {"limits": LimitsConfig(max_recall_limit=3)}
-
-SAME_ANSWERS: dict[str, dict[str, Any]] = {
-    "plain 0.1": {
-        "timeline_cursor": False,
-        "where_operators": False,
-        "capabilities": EVERY - {"events"},
-    },
-    "plain 0.1, no max_recall_limit": {"timeline_cursor": False, "declare_recall_limit": False},
-    "cursor, max_recall_limit 3": {"limits": LimitsConfig(max_recall_limit=3)},
-    "max_records_per_call 2": {"limits": LimitsConfig(max_records_per_call=2)},
-    **{
-        f"no {capability}": {"capabilities": EVERY - {capability}}
-        for capability in ("keys", "tiers", "sessions", "scopes", "embeddings", "salience")
-    },
+SAME_ANSWERS = {
+    **SERVER_SHAPES,
+    **lacking("keys", "tiers", "sessions", "scopes", "embeddings", "salience"),
 }
 
 
@@ -85,7 +72,7 @@ async def test_a_server_that_cannot_page_gives_the_newest_with_a_warning() -> No
     reference = SQLiteSession("s2")
     try:
         await reference.add_items(items)
-        async with a2m_on(timeline_cursor=False, limits=LimitsConfig(max_recall_limit=3)) as (
+        async with a2m_on(**SMALL_RECALL_NO_CURSOR) as (
             client,
             _,
         ):
@@ -126,7 +113,7 @@ async def test_the_memory_tools_ask_for_no_more_than_the_server_returns(shape: s
             [said("Done.")],
         ]
     )
-    config = SAME_ANSWERS.get(shape, {"timeline_cursor": False, **SMALL_LIMIT})
+    config = SAME_ANSWERS.get(shape, SMALL_RECALL_NO_CURSOR)
     small = "max_recall_limit 3" in shape
     async with a2m_on(**config) as (client, _):
         for n in range(6):
