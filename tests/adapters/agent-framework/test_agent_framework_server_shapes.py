@@ -9,8 +9,6 @@ no call asks for more records than the server returns in one."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -19,13 +17,10 @@ from maf_fake_client import ScriptedChatClient, calls, said
 from test_history_provider import _dicts, _every_content, _script, get_weather
 from test_session_store import _script as _store_script
 
-from a2m import AsyncA2MClient
 from a2m_agent_framework import A2MContextProvider, A2MHistoryProvider, A2MSessionStore
 from a2m_agent_framework._history import IncompleteHistoryWarning
-from a2m_server.config import LimitsConfig, ServerConfig
-from a2m_server.server import A2MServer
-from a2m_testing.servers import MethodLog
-from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, lacking
+from a2m_server.config import LimitsConfig
+from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, async_client_on, lacking
 
 pytestmark = [
     pytest.mark.anyio,
@@ -36,19 +31,6 @@ SAME_ANSWERS = {
     **SERVER_SHAPES,
     **lacking("keys", "tiers", "sessions", "scopes", "embeddings", "salience"),
 }
-
-
-@asynccontextmanager
-async def a2m_on(**config: Any) -> AsyncIterator[tuple[AsyncA2MClient, MethodLog]]:
-    """A client of an in-process A2M server configured as ``config``, and the log of the
-    A2M methods called on it."""
-    with A2MServer(ServerConfig(**config)) as server:
-        log = MethodLog(server)
-        client = AsyncA2MClient.in_process(log)
-        try:
-            yield client, log
-        finally:
-            await client.aclose()
 
 
 async def _what_the_model_saw(provider: Any) -> list[list[tuple[str, str]]]:
@@ -70,7 +52,7 @@ async def test_the_history_answers_as_in_memory_history_on_every_server_shape(
     type saved, replayed with one more, and cleared."""
     expected = await _what_the_model_saw(InMemoryHistoryProvider())
     messages = _every_content()
-    async with a2m_on(**SAME_ANSWERS[shape]) as (client, _):
+    async with async_client_on(**SAME_ANSWERS[shape]) as (client, _):
         provider = A2MHistoryProvider(client)
         assert await _what_the_model_saw(provider) == expected
         await provider.save_messages("s-all", messages)
@@ -87,7 +69,7 @@ async def test_a_conversation_a_server_cannot_page_comes_newest_first_with_a_war
     back as the newest three, with a warning; a replayed transcript still adds only what
     is new (its tail read asks for three)."""
     messages = _every_content()
-    async with a2m_on(**SMALL_RECALL_NO_CURSOR) as (client, log):
+    async with async_client_on(**SMALL_RECALL_NO_CURSOR) as (client, log):
         provider = A2MHistoryProvider(client)
         await provider.save_messages("short", messages[:2])
         assert _dicts(await provider.get_messages("short")) == _dicts(messages[:2])
@@ -103,7 +85,7 @@ async def test_a_conversation_a_server_cannot_page_comes_newest_first_with_a_war
 
 async def test_writes_go_in_batches_the_server_accepts() -> None:
     """Eight messages on a server taking two a call: four ``memory/remember`` calls."""
-    async with a2m_on(limits=LimitsConfig(max_records_per_call=2)) as (client, log):
+    async with async_client_on(limits=LimitsConfig(max_records_per_call=2)) as (client, log):
         provider = A2MHistoryProvider(client)
         await provider.save_messages("s", _every_content())
         assert log.count("memory/remember") == 4
@@ -119,7 +101,7 @@ async def test_the_context_asks_for_no_more_than_the_server_returns(shape: str) 
         [calls("remember_fact", {"fact": "Ada flies on Friday"}, call_id="f1"), said("Noted.")]
     )
     config = SAME_ANSWERS.get(shape, SMALL_RECALL_NO_CURSOR)
-    async with a2m_on(**config) as (client, _):
+    async with async_client_on(**config) as (client, _):
         for n in range(6):
             await client.remember(f"Ada's window seat, row {n}")
         memory = A2MContextProvider(client, agent="concierge", k=5, remember_tool=True)
@@ -139,5 +121,5 @@ async def test_the_session_store_answers_as_the_framework_store_on_every_server_
     shape: str,
 ) -> None:
     expected = await _store_script(SessionStore())
-    async with a2m_on(**SAME_ANSWERS[shape]) as (client, _):
+    async with async_client_on(**SAME_ANSWERS[shape]) as (client, _):
         assert await _store_script(A2MSessionStore(client)) == expected

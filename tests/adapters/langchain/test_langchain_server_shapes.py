@@ -8,10 +8,7 @@ past the server's ``max_recall_limit``; writes go in batches the server accepts.
 
 from __future__ import annotations
 
-import json
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -24,7 +21,8 @@ from a2m.errors import QuotaExceeded
 from a2m_langchain import A2MChatMessageHistory, A2MMemory, A2MRetriever, A2MVectorStore
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
-from a2m_testing.shapes import EVERY_CAPABILITY, SERVER_SHAPES, SMALL_RECALL_NO_CURSOR
+from a2m_testing.servers import MethodLog
+from a2m_testing.shapes import EVERY_CAPABILITY, SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, client_on
 
 SHAPES = {**SERVER_SHAPES, "no cursor, max_recall_limit 3": SMALL_RECALL_NO_CURSOR}
 CAPPED = 3
@@ -33,44 +31,6 @@ CAPPED = 3
 
 def _capped(shape: str) -> bool:
     return "max_recall_limit 3" in shape
-
-
-class MethodLog:
-    """An in-process server that writes down the method and params of every request its
-    connections carry: pass it to ``A2MClient.in_process`` in place of the server."""
-
-    def __init__(self, server: A2MServer) -> None:
-        self.server = server
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-
-    def connect(self, **options: Any) -> Any:
-        connection = self.server.connect(**options)
-        calls = self.calls
-
-        class Logged:
-            def handle(self, message: str) -> str | None:
-                request = json.loads(message)
-                calls.append((request.get("method", "?"), request.get("params") or {}))
-                return connection.handle(message)  # type: ignore[no-any-return]
-
-            def close(self) -> None:
-                connection.close()
-
-        return Logged()
-
-    def count(self, method: str) -> int:
-        """How many requests called ``method``."""
-        return sum(1 for called, _ in self.calls if called == method)
-
-
-@contextmanager
-def _client(**config: Any) -> Iterator[tuple[A2MClient, MethodLog]]:
-    """A sync client of a fresh in-process server configured as ``config``, and the log of
-    the A2M methods called on it."""
-    with A2MServer(ServerConfig(**config)) as server:
-        log = MethodLog(server)
-        with A2MClient.in_process(log) as client:
-            yield client, log
 
 
 def _asked_within(log: MethodLog, limit: int) -> None:
@@ -104,9 +64,9 @@ def _history_run(client: A2MClient, capped: bool) -> dict[str, Any]:
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_the_chat_history_reads_as_on_the_default_server(shape: str) -> None:
-    with _client() as (client, _):
+    with client_on() as (client, _):
         want = _history_run(client, False)
-    with _client(**SHAPES[shape]) as (client, log):
+    with client_on(**SHAPES[shape]) as (client, log):
         got = _history_run(client, _capped(shape))
         if "max_records_per_call 2" in shape:
             assert log.count("memory/remember") == 4  # seven messages, two a call
@@ -132,9 +92,9 @@ def _memory_run(client: A2MClient) -> dict[str, Any]:
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_the_memory_loads_as_on_the_default_server(shape: str) -> None:
-    with _client() as (client, _):
+    with client_on() as (client, _):
         want = _memory_run(client)
-    with _client(**SHAPES[shape]) as (client, log):
+    with client_on(**SHAPES[shape]) as (client, log):
         got = _memory_run(client)
         if _capped(shape):
             _asked_within(log, CAPPED)
@@ -154,9 +114,9 @@ def _retrieved(client: A2MClient, **options: Any) -> list[str]:
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_the_retriever_retrieves_as_on_the_default_server(shape: str) -> None:
-    with _client() as (client, _):
+    with client_on() as (client, _):
         want = _retrieved(client)
-    with _client(**SHAPES[shape]) as (client, log):
+    with client_on(**SHAPES[shape]) as (client, log):
         got = _retrieved(client)
         if _capped(shape):
             _asked_within(log, CAPPED)
@@ -175,9 +135,9 @@ def _semantic(client: A2MClient) -> list[str]:
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_the_semantic_retriever_retrieves_as_on_the_default_server(shape: str) -> None:
-    with _client() as (client, _):
+    with client_on() as (client, _):
         want = _semantic(client)
-    with _client(**SHAPES[shape]) as (client, log):
+    with client_on(**SHAPES[shape]) as (client, log):
         got = _semantic(client)
         if _capped(shape):
             _asked_within(log, CAPPED)
@@ -216,9 +176,9 @@ def _store_run(client: A2MClient) -> dict[str, Any]:
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_the_vector_store_answers_as_on_the_default_server(shape: str) -> None:
-    with _client() as (client, _):
+    with client_on() as (client, _):
         want = _store_run(client)
-    with _client(**SHAPES[shape]) as (client, log):
+    with client_on(**SHAPES[shape]) as (client, log):
         got = _store_run(client)
         if "max_records_per_call 2" in shape:
             assert log.count("memory/remember") == 3  # five documents, two a call
@@ -318,9 +278,9 @@ LACKING = ["keys", "sessions", "scopes", "tiers", "embeddings"]
 @pytest.mark.parametrize("missing", LACKING)
 def test_a_missing_capability_works_or_is_refused_by_name(missing: str) -> None:
     config = {"capabilities": EVERY_CAPABILITY - {missing}}
-    with _client() as (client, _):
+    with client_on() as (client, _):
         want = (_history_run(client, False), _retrieved(client), _memory_run(client))
-    with _client(**config) as (client, _):
+    with client_on(**config) as (client, _):
         got = (_history_run(client, False), _retrieved(client), _memory_run(client))
         assert got == want
         if missing == "embeddings":  # vectors are refused by name, before anything is sent
@@ -341,5 +301,5 @@ def test_a_missing_capability_works_or_is_refused_by_name(missing: str) -> None:
                 _store_run(client)
             return
         seen = _store_run(client)
-    with _client() as (default, _):
+    with client_on() as (default, _):
         assert seen == _store_run(default)

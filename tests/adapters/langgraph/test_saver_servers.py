@@ -34,6 +34,7 @@ from a2m_testing.shapes import (
     EVERY_CAPABILITY,
     SERVER_SHAPES,
     SMALL_RECALL_NO_CURSOR,
+    client_on,
     lacking,
 )
 
@@ -45,10 +46,8 @@ CAPPED = SMALL_RECALL_NO_CURSOR
 
 @contextmanager
 def saver_on(**config: Any) -> Iterator[tuple[A2MSaver, MethodLog]]:
-    with A2MServer(ServerConfig(**config)) as server:
-        log = MethodLog(server)
-        with A2MClient.in_process(log) as client:
-            yield A2MSaver(client), log
+    with client_on(**config) as (client, log):
+        yield A2MSaver(client), log
 
 
 def _at(thread: str, checkpoint_id: str | None = None) -> Any:

@@ -9,8 +9,6 @@ records than the server returns in one."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -19,12 +17,9 @@ from oai_fake_model import ScriptedModel, calls, said
 from oai_items import every_kind_of_item
 from test_session_side_by_side import _script
 
-from a2m import AsyncA2MClient
 from a2m_openai_agents import A2MSession, IncompleteHistoryWarning, memory_tools
-from a2m_server.config import LimitsConfig, ServerConfig
-from a2m_server.server import A2MServer
-from a2m_testing.servers import MethodLog
-from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, lacking
+from a2m_server.config import LimitsConfig
+from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, async_client_on, lacking
 
 pytestmark = pytest.mark.anyio
 
@@ -32,19 +27,6 @@ SAME_ANSWERS = {
     **SERVER_SHAPES,
     **lacking("keys", "tiers", "sessions", "scopes", "embeddings", "salience"),
 }
-
-
-@asynccontextmanager
-async def a2m_on(**config: Any) -> AsyncIterator[tuple[AsyncA2MClient, MethodLog]]:
-    """A client of an in-process A2M server configured as ``config``, and the log of the
-    A2M methods called on it."""
-    with A2MServer(ServerConfig(**config)) as server:
-        log = MethodLog(server)
-        client = AsyncA2MClient.in_process(log)
-        try:
-            yield client, log
-        finally:
-            await client.aclose()
 
 
 async def _reference() -> list[Any]:
@@ -60,7 +42,7 @@ async def test_every_call_answers_as_sqlite_session_does_on_every_server_shape(
     shape: str,
 ) -> None:
     expected = await _reference()
-    async with a2m_on(**SAME_ANSWERS[shape]) as (client, _):
+    async with async_client_on(**SAME_ANSWERS[shape]) as (client, _):
         assert await _script(A2MSession("s1", client, agent="assistant")) == expected
 
 
@@ -72,7 +54,7 @@ async def test_a_server_that_cannot_page_gives_the_newest_with_a_warning() -> No
     reference = SQLiteSession("s2")
     try:
         await reference.add_items(items)
-        async with a2m_on(**SMALL_RECALL_NO_CURSOR) as (
+        async with async_client_on(**SMALL_RECALL_NO_CURSOR) as (
             client,
             _,
         ):
@@ -92,7 +74,7 @@ async def test_a_server_that_cannot_page_gives_the_newest_with_a_warning() -> No
 
 async def test_writes_go_in_batches_the_server_accepts() -> None:
     """Five items on a server taking two a call: three ``memory/remember`` calls."""
-    async with a2m_on(limits=LimitsConfig(max_records_per_call=2)) as (client, log):
+    async with async_client_on(limits=LimitsConfig(max_records_per_call=2)) as (client, log):
         session = A2MSession("s3", client)
         await session.add_items(every_kind_of_item()[:5])
         assert log.count("memory/remember") == 3
@@ -115,7 +97,7 @@ async def test_the_memory_tools_ask_for_no_more_than_the_server_returns(shape: s
     )
     config = SAME_ANSWERS.get(shape, SMALL_RECALL_NO_CURSOR)
     small = "max_recall_limit 3" in shape
-    async with a2m_on(**config) as (client, _):
+    async with async_client_on(**config) as (client, _):
         for n in range(6):
             await client.remember(f"Ada's window seat, row {n}")
         agent = Agent(name="concierge", model=model, tools=memory_tools(client, agent="a"))

@@ -262,13 +262,15 @@ def _wait_started(
 
 
 class MethodLog:
-    """An in-process server that writes down the JSON-RPC method of every message its
-    connections are sent, for a test that counts an adapter's calls: pass it to
-    ``A2MClient.in_process`` in place of the server."""
+    """An in-process server that writes down the JSON-RPC method and params of every
+    message its connections are sent, for a test that counts an adapter's calls or checks
+    what they asked: pass it to ``A2MClient.in_process`` in place of the server."""
 
     def __init__(self, server: A2MServer) -> None:
         self.server = server
         self.methods: list[str] = []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        """Each message's method and params, in order."""
         self._lock = threading.Lock()
 
     def connect(self, **options: Any) -> Any:
@@ -281,11 +283,14 @@ class MethodLog:
 
     def _note(self, message: str) -> None:
         try:
-            method = json.loads(message).get("method")
+            request = json.loads(message)
+            method, params = request.get("method"), request.get("params")
         except (ValueError, AttributeError):
-            method = None
+            method = params = None
+        called = method if isinstance(method, str) else "?"
         with self._lock:
-            self.methods.append(method if isinstance(method, str) else "?")
+            self.methods.append(called)
+            self.calls.append((called, params if isinstance(params, dict) else {}))
 
 
 class _LoggedConnection:

@@ -7,11 +7,16 @@ Each is a mapping of keyword arguments: ``A2MServer(ServerConfig(**SMALL_RECALL)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from a2m_server.config import LimitsConfig
+from a2m import A2MClient, AsyncA2MClient
+from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_server.server import A2MServer
 from a2m_types import CAPABILITIES
+
+from .servers import MethodLog
 
 __all__ = [
     "EVERY_CAPABILITY",
@@ -65,3 +70,22 @@ ids). :data:`SMALL_RECALL_NO_CURSOR` is not one: there a long listing says it is
 def lacking(*capabilities: str) -> dict[str, Shape]:
     """A shape per capability, each declaring every other one, by name (``"no keys"``)."""
     return {f"no {name}": {"capabilities": EVERY_CAPABILITY - {name}} for name in capabilities}
+
+
+@contextmanager
+def client_on(**config: Any) -> Iterator[tuple[A2MClient, MethodLog]]:
+    """A client of a fresh in-process server configured as ``config`` (a shape, or any
+    ``ServerConfig`` fields), and the log of the A2M methods called on it."""
+    with A2MServer(ServerConfig(**config)) as server:
+        log = MethodLog(server)
+        with A2MClient.in_process(log) as client:
+            yield client, log
+
+
+@asynccontextmanager
+async def async_client_on(**config: Any) -> AsyncIterator[tuple[AsyncA2MClient, MethodLog]]:
+    """:func:`client_on` with an :class:`~a2m.AsyncA2MClient`."""
+    with A2MServer(ServerConfig(**config)) as server:
+        log = MethodLog(server)
+        async with AsyncA2MClient.in_process(log) as client:
+            yield client, log
