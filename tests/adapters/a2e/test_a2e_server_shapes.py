@@ -23,6 +23,7 @@ from a2m_testing.servers import MethodLog
 from a2m_testing.shapes import (
     EVERY_CAPABILITY,
     SERVER_SHAPES,
+    SMALL_RECALL,
     SMALL_RECALL_NO_CURSOR,
     UNDECLARED_LIMIT,
     Shape,
@@ -158,3 +159,33 @@ def test_a_server_without_keys_is_refused_at_init_naming_what_it_lacks() -> None
         assert refused["code"] == "backend_error"
         assert "'keys'" in refused["message"]
         assert log.count("memory/remember") == 0
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_host_without_an_agent_reads_every_owners_record_at_a_key_whole(mode: str) -> None:
+    """On a server with ``scopes`` a key names one record per owner. Two curators hold the
+    same three semantic keys; a host with no agent (so no owner filter) reading them by
+    key, on a server returning 3 records a call, gets all six by cursor, not the first
+    three; without a cursor the read is refused, not cut short."""
+    keys = [{"n": n} for n in range(3)]
+    for shape, whole in ((SMALL_RECALL, True), (SMALL_RECALL_NO_CURSOR, False)):
+        with host_on(shape, mode) as (host, log):
+            cls: Any = A2MClient if mode == "sync" else AsyncA2MClient
+            for curator in ("curator", "curator-2"):
+                writer = Host(cls.in_process(log), mode, semantic_writers=[curator])
+                try:
+                    memory = writer.init(curator)
+                    facts = [entry(key, f"{curator} says {key['n']}", "semantic") for key in keys]
+                    assert len(writer.store(memory, *facts)["stored"]) == 3
+                finally:
+                    writer.shutdown()
+            memory = host.init(agent=None)
+            found = host.retrieve(memory, keys=keys)
+            if whole:
+                assert found["total"] == 6
+                assert sorted(e["content"] for e in found["entries"]) == sorted(
+                    f"{who} says {n}" for who in ("curator", "curator-2") for n in range(3)
+                )
+            else:
+                assert found["code"] == "backend_error"
+                assert "more than the 3 records" in found["message"]

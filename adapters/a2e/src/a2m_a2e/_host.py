@@ -361,18 +361,24 @@ class HostCore:
         addresses: list[str],
         extra: Mapping[str, Any] | None = None,
     ) -> Flow[list[Record]]:
+        """The records at ``addresses``, in calls of at most ``max_recall_limit`` keys.
+
+        A key names one record per owner. With the owner filter (or without ``scopes``) a
+        chunk's answer holds at most one record a key, so one capped call is whole; a host
+        with no agent on a server with ``scopes`` reads every owner's record at a key, so
+        each chunk is listed as :meth:`_listing` lists: paged, or refused when it may not
+        be whole, never cut short."""
         found: list[Record] = []
+        owner = self._owner(layout, session)
+        one_per_key = bool(owner) or not layout.scopes
         step = layout.max_recall_limit
         for start in range(0, len(addresses), step):
-            chunk = addresses[start : start + step]
-            result = yield call(
-                "timeline",
-                where={"key": chunk},
-                limit=layout.max_recall_limit,
-                **self._owner(layout, session),
-                **(extra or {}),
-            )
-            found.extend(result.records)
+            params = {"where": {"key": addresses[start : start + step]}, **owner, **(extra or {})}
+            if one_per_key:
+                result = yield call("timeline", limit=layout.max_recall_limit, **params)
+                found.extend(result.records)
+            else:
+                found.extend((yield from self._listing(layout, params, "the keys asked for")))
         return found
 
     def visible(self, layout: Layout, session: MemorySession, record: Record) -> bool:
