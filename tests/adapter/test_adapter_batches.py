@@ -176,6 +176,53 @@ async def test_a_batch_the_server_refuses_writes_nothing(
         await wire.close()
 
 
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+async def test_a_batch_refused_after_earlier_calls_took_part_writes_nothing(
+    flavour: str, wire_factory: Callable[..., Wire]
+) -> None:
+    """Four records a call: the first call replaces an entry another framework wrote and
+    adds three, the second is refused. The entry is put back as it was (content,
+    metadata, vector, session, salience, tier), the three added are removed, and the
+    server's refusal is what is raised."""
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=4, max_content_length=40))
+    wire = wire_factory(flavour, config)
+    try:
+        adapter = wire.adapter()
+        with A2MClient(URL) as bare:
+            bare.remember(
+                [
+                    {
+                        "content": "their note",
+                        "key": "acme/wf-1/k00000",
+                        "metadata": {"source_framework": "crewai", "namespace": "acme/wf-1"},
+                        "session": "their-run",
+                        "salience": 0.25,
+                        "tier": "semantic",
+                        "embedding": [0.5, 0.5],
+                    }
+                ]
+            )
+            before = bare.timeline(embeddings=True).records
+            wire.sent()
+            batch = [*entries(7), {"key": "long", "type": "semantic", "value": "x" * 100}]
+            with pytest.raises(A2MError, match="max_content_length"):
+                await settle(adapter.write_many(batch))
+            assert wire.sent() == [
+                "memory/describe",
+                "memory/timeline",  # what the keys hold, vectors included
+                "memory/remember",
+                "memory/remember",  # refused
+                "memory/remember",  # the replaced entry put back
+                "memory/forget",  # the three added taken back
+            ]
+            after = bare.timeline(embeddings=True).records
+        assert [r.model_dump(exclude={"updated_at", "revision"}) for r in after] == [
+            r.model_dump(exclude={"updated_at", "revision"}) for r in before
+        ]
+    finally:
+        await wire.close()
+
+
 async def test_a_key_another_namespace_holds_refuses_the_whole_batch(wire: Wire) -> None:
     above = wire.adapter("acme")
     await settle(above.write("wf-1/note", "semantic", "acme's note"))  # the A2M key acme/wf-1/note

@@ -5,6 +5,7 @@ and each key's record is picked as ``memory/fetch`` would pick it."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -14,9 +15,11 @@ from a2m_types.rest import Entry, EntryWrite
 from ._adapter_core import Layout, Scope, checked_namespace, entry_at, forget_by_key
 from ._adapter_owners import choose
 from ._adapter_steps import Flow, call
-from .errors import CapabilityNotSupported, InvalidParams
+from .errors import A2MError, CapabilityNotSupported, InvalidParams
 
 __all__ = ["WRITE_FIELDS", "chunks", "delete_many", "entry_writes", "read_many", "write_many"]
+
+log = logging.getLogger("a2m.adapter")
 
 WRITE_FIELDS = frozenset({"key", "type", "value", "embedding", "meta"})
 """What one entry of a batch may carry: the four-method ``write``'s arguments."""
@@ -100,17 +103,56 @@ def write_many(scope: Scope, layout: Layout, writes: Sequence[Any]) -> Flow[list
     if not writes:
         return []
     records = records_for_writes(scope, layout, writes)
-    held = yield from _held(scope, layout, [r.key for r in records if r.key], vectors=False)
+    # Several calls are all or nothing only if what they replace can be put back whole.
+    several = len(records) > layout.max_records_per_call
+    held = yield from _held(scope, layout, [r.key for r in records if r.key], vectors=several)
     for write in writes:
         conflict = scope.conflict(held.get(scope.address(write.key)[1]), write.key)
         if conflict is not None:
             raise conflict
     ids: list[str] = []
     for part in chunks(records, layout.max_records_per_call):
-        ids += (yield call("remember", list(part))).ids
+        try:
+            ids += (yield call("remember", list(part))).ids
+        except A2MError:
+            if ids:
+                yield from _take_back(layout, records[: len(ids)], ids, held)
+            raise
     stored = yield from _by_ids(scope, layout, ids, records)
     scope.caller.wrote(stored)
     return entries_in_order(stored, writes, scope.namespace, layout)
+
+
+def _take_back(
+    layout: Layout, written: Sequence[RecordInput], ids: Sequence[str], held: Mapping[str, Record]
+) -> Flow[None]:
+    """Undo the earlier calls of a write a later call failed: each key they replaced gets
+    its record back as it was read (one ``memory/remember`` per ``max_records_per_call``),
+    then the records they added are removed (one ``memory/forget``). Put back first, so a
+    failure here never loses what was stored before; it is logged and the write's own
+    error is the one raised."""
+    again = [_as_written(layout, held[r.key]) for r in written if r.key and r.key in held]
+    added = [id for r, id in zip(written, ids, strict=True) if not (r.key and r.key in held)]
+    try:
+        for part in chunks(again, layout.max_records_per_call):
+            yield call("remember", list(part))
+        if added:
+            yield call("forget", ids=added)
+    except A2MError:
+        log.exception("could not take back %d records of a failed write", len(written))
+
+
+def _as_written(layout: Layout, record: Record) -> RecordInput:
+    """``record`` as a write that puts it back: its content, metadata and every field the
+    server keeps (a TTL in its metadata counts again from the put-back)."""
+    kept = record.model_dump(
+        include={"content", "role", "metadata", "group", "tier", "salience", "owner",
+                 "session", "key", "embedding", "uri", "media_type"},
+        exclude_none=True,
+    )  # fmt: skip
+    if "salience" not in layout.capabilities:
+        kept.pop("salience", None)
+    return RecordInput.model_validate(kept)
 
 
 def addresses(

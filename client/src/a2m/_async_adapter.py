@@ -116,7 +116,7 @@ class AsyncA2MAdapter:
         return (await self.write_many([entry]))[0]
 
     async def write_many(self, entries: Iterable[Mapping[str, Any] | EntryWrite]) -> list[Entry]:
-        """Create or replace many entries at once, atomic per ``memory/remember``:
+        """Create or replace many entries at once, all or nothing:
         :meth:`A2MAdapter.write_many`'s twin, with the same calls."""
         writes = batch.entry_writes(self.scope, entries)
         if not writes:

@@ -175,6 +175,11 @@ class A2MAdapter:
         are checked before anything is sent: one invalid entry, or one whose key another
         namespace holds, raises :class:`~a2m.InvalidParams` and nothing is written.
 
+        All or nothing: where a batch takes several calls and a later one fails, what the
+        earlier ones replaced is written back as it was and what they added is removed
+        (``⌈k/R⌉`` ``memory/remember`` and one ``memory/forget`` more) before the failure
+        is raised.
+
         Calls for ``n`` distinct keys: ``⌈n/R⌉`` ``memory/remember`` (``R`` the server's
         ``max_records_per_call``, 1000 here), each atomic as the server is; one
         ``memory/timeline`` per ``L`` keys checking that no other namespace holds them and

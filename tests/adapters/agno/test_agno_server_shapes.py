@@ -227,3 +227,24 @@ def test_a_refused_batch_leaves_the_memories_as_they_were() -> None:
             return await adb.get_user_memories(deserialize=False)
 
         assert asyncio.run(in_the_async_database()) == kept
+
+
+def test_a_knowledge_insert_refused_after_earlier_calls_writes_nothing() -> None:
+    """Two chunks a call and a fifth chunk longer than the server stores: the first two
+    calls were taken, the third refused. Nothing of the insert is left, sync or async,
+    as a database's one transaction would leave it."""
+    config = {"limits": LimitsConfig(max_records_per_call=2, max_content_length=60)}
+    chunks = [*(knowledge_chunk(f"tea fact {i}") for i in range(4)), knowledge_chunk("x" * 61)]
+    with clients_of(**config) as (client, async_client):
+        vectors = A2MVectorDb(client, embedder=FakeEmbedder())
+        with pytest.raises(QuotaExceeded, match="max_content_length"):
+            vectors.insert("h", chunks)
+        assert client.timeline().records == []
+
+        async def in_the_async_database() -> Any:
+            reader = A2MVectorDb(async_client=async_client, embedder=FakeEmbedder())
+            with pytest.raises(QuotaExceeded, match="max_content_length"):
+                await reader.async_insert("h", chunks)
+            return (await async_client.timeline()).records
+
+        assert asyncio.run(in_the_async_database()) == []

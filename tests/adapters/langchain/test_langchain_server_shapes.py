@@ -272,6 +272,44 @@ async def test_an_async_write_in_several_batches_is_all_or_nothing() -> None:
             assert len((await client.timeline()).records) == 2
 
 
+def _stored(records: list[Any]) -> list[tuple[Any, ...]]:
+    """What a reader sees of each record, embeddings included, ordered by key."""
+    return sorted((r.key, r.content, r.metadata, r.embedding, r.session) for r in records)
+
+
+ADDED = [
+    Document("cat tea", metadata={"n": 0}),
+    Document("dog tea", metadata={"n": 1}),
+    Document("tea " * 20, metadata={"n": 2}),  # over max_content_length: refused
+]
+"""Three documents, the first replacing ``doc-0``, the last too long for
+:data:`SMALL_BATCHES`: its call, the second, is refused after the first was taken."""
+
+
+def test_adding_documents_in_several_batches_is_all_or_nothing() -> None:
+    """Like PGVector's ``add_texts``, one transaction: the document the first call
+    replaced is back as it was (content, metadata, vector), the one it added is gone."""
+    with A2MServer(SMALL_BATCHES) as server, A2MClient.in_process(server) as client:
+        store = A2MVectorStore(WordEmbeddings(), client)
+        store.add_documents([Document("old cat", metadata={"n": -1})], ids=["doc-0"])
+        before = _stored(client.timeline(embeddings=True).records)
+        with pytest.raises(QuotaExceeded):
+            store.add_documents(ADDED, ids=["doc-0", "doc-1", "doc-2"])
+        assert _stored(client.timeline(embeddings=True).records) == before
+        assert [d.page_content for d in store.get_by_ids(["doc-0", "doc-1"])] == ["old cat"]
+
+
+async def test_adding_documents_async_in_several_batches_is_all_or_nothing() -> None:
+    with A2MServer(SMALL_BATCHES) as server:
+        async with AsyncA2MClient.in_process(server) as client:
+            store = A2MVectorStore(WordEmbeddings(), client)
+            await store.aadd_documents([Document("old cat", metadata={"n": -1})], ids=["doc-0"])
+            before = _stored((await client.timeline(embeddings=True)).records)
+            with pytest.raises(QuotaExceeded):
+                await store.aadd_documents(ADDED, ids=["doc-0", "doc-1", "doc-2"])
+            assert _stored((await client.timeline(embeddings=True)).records) == before
+
+
 LACKING = ["keys", "sessions", "scopes", "tiers", "embeddings"]
 
 

@@ -62,7 +62,7 @@ class AsyncA2MDb(LocalTables, AsyncBaseDb):
         latest = latest_by_id(memories)
         existing = await self._store.read_many(list(latest))
         writes = planned_writes(latest, existing, preserve_updated_at)
-        return await self._store.write_all(writes, existing)
+        return await self._store.write_many(writes)
 
     async def upsert_user_memory(
         self, memory: UserMemory, deserialize: bool | None = True

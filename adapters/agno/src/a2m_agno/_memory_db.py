@@ -157,9 +157,7 @@ class A2MDb(InMemoryDb):
             return []
         latest = latest_by_id(memories)
         existing = self._store.read_many(list(latest))
-        return self._store.write_all(
-            planned_writes(latest, existing, preserve_updated_at), existing
-        )
+        return self._store.write_many(planned_writes(latest, existing, preserve_updated_at))
 
     def get_user_memory(
         self, memory_id: str, deserialize: bool | None = True, user_id: str | None = None

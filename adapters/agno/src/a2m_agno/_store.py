@@ -5,11 +5,10 @@ Every method here states its number of A2M calls; the databases add none of thei
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from a2m import A2MClient, A2MError, AsyncA2MClient, IncompleteListing
+from a2m import A2MClient, AsyncA2MClient, IncompleteListing
 from a2m.adapter import A2MAdapter, AsyncA2MAdapter, Entry, ScoredEntry
 from a2m.adapter_support import ServerLayout
 from a2m_types import DescribeResult, Record
@@ -23,8 +22,6 @@ PAGE_SIZE = 1000
 """Entries per listing call (the client lowers it to the server's ``max_recall_limit``)."""
 KEYS_PER_CALL = 1000
 """Keys named in one ``memory/forget``, which keeps a request's body small."""
-
-log = logging.getLogger("a2m_agno")
 
 
 class IncompleteListingError(RuntimeError, IncompleteListing):
@@ -44,31 +41,6 @@ def _search_limit(description: DescribeResult) -> int:
     """Records a search asks for: ``MAX_TOP_K``, or the server's ``max_recall_limit``
     where that is fewer."""
     return min(MAX_TOP_K, ServerLayout.of(description).max_recall_limit)
-
-
-def _records_per_call(description: DescribeResult) -> int:
-    """Records one ``memory/remember`` may carry on this server."""
-    return ServerLayout.of(description).max_records_per_call
-
-
-def _as_before(
-    writes: Sequence[Mapping[str, Any]], held: Mapping[str, Entry]
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """What puts the keys of ``writes`` back as ``held`` had them: the entries to write
-    again (as they were read) and the keys to remove (held nothing)."""
-    again: list[dict[str, Any]] = []
-    added: list[str] = []
-    for key in dict.fromkeys(str(write["key"]) for write in writes):
-        entry = held.get(key)
-        if entry is None:
-            added.append(key)
-            continue
-        meta = entry.meta.model_dump(mode="json", exclude_none=True)
-        again.append(
-            {"key": key, "type": entry.type, "value": entry.value, "meta": meta}
-            | ({"embedding": entry.embedding} if entry.embedding is not None else {})
-        )
-    return again, added
 
 
 def _pushed(where: Mapping[str, Any], kind: str) -> dict[str, Any]:
@@ -114,30 +86,12 @@ class MemoryStore:
         return self.adapter.read_many(keys) if keys else {}
 
     def write_many(self, writes: Sequence[Mapping[str, Any]]) -> list[Entry]:
-        """Store ``writes`` (entry writes), all checked before anything is sent: one
-        ``memory/remember`` per ``max_records_per_call``, one read for the namespace
-        check and one reading them back (per ``L`` keys)."""
+        """Store ``writes`` (entry writes), all checked before anything is sent, all or
+        nothing: one ``memory/remember`` per ``max_records_per_call``, one read for the
+        namespace check and one reading them back (per ``L`` keys). Where a later call is
+        refused, the contract puts back what the earlier ones replaced and removes what
+        they added (:meth:`a2m.adapter.A2MAdapter.write_many`)."""
         return self.adapter.write_many(writes) if writes else []
-
-    def write_all(
-        self, writes: Sequence[Mapping[str, Any]], held: Mapping[str, Entry]
-    ) -> list[Entry]:
-        """:meth:`write_many`, all or nothing: where ``writes`` take several
-        ``memory/remember`` calls and one fails, the keys are put back as ``held`` (what
-        a read found there before) had them — entries written again, new keys removed
-        (one :meth:`write_many` and one :meth:`forget_keys` more) — and the error raised."""
-        try:
-            return self.write_many(writes)
-        except A2MError:
-            client = self.adapter.client
-            if len(writes) > _records_per_call(client.description or client.describe()):
-                again, added = _as_before(writes, held)
-                try:
-                    self.write_many(again)
-                    self.forget_keys(added)
-                except A2MError:
-                    log.exception("could not put back %d memories of a failed write", len(writes))
-            raise
 
     def forget(self, keys: Sequence[str], user_id: str | None) -> int:
         """Delete the memories at ``keys`` (of ``user_id`` when given): one call per 1000 ids."""
@@ -225,23 +179,6 @@ class AsyncMemoryStore:
     async def write_many(self, writes: Sequence[Mapping[str, Any]]) -> list[Entry]:
         """See :meth:`MemoryStore.write_many`."""
         return await self.adapter.write_many(writes) if writes else []
-
-    async def write_all(
-        self, writes: Sequence[Mapping[str, Any]], held: Mapping[str, Entry]
-    ) -> list[Entry]:
-        """See :meth:`MemoryStore.write_all`."""
-        try:
-            return await self.write_many(writes)
-        except A2MError:
-            client = self.adapter.client
-            if len(writes) > _records_per_call(client.description or await client.describe()):
-                again, added = _as_before(writes, held)
-                try:
-                    await self.write_many(again)
-                    await self.forget_keys(added)
-                except A2MError:
-                    log.exception("could not put back %d memories of a failed write", len(writes))
-            raise
 
     async def forget(self, keys: Sequence[str], user_id: str | None) -> int:
         """See :meth:`MemoryStore.forget`."""
