@@ -132,7 +132,7 @@ def _take_back(
     failure here never loses what was stored before; it is logged and the write's own
     error is the one raised."""
     again = [_as_written(layout, held[r.key]) for r in written if r.key and r.key in held]
-    added = [id for r, id in zip(written, ids, strict=True) if not (r.key and r.key in held)]
+    added = [id for r, id in zip(written, ids, strict=False) if not (r.key and r.key in held)]
     try:
         for part in chunks(again, layout.max_records_per_call):
             yield call("remember", list(part))

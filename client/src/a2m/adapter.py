@@ -177,8 +177,8 @@ class A2MAdapter:
 
         All or nothing: where a batch takes several calls and a later one fails, what the
         earlier ones replaced is written back as it was and what they added is removed
-        (``⌈k/R⌉`` ``memory/remember`` and one ``memory/forget`` more) before the failure
-        is raised.
+        (one ``memory/remember`` per ``R`` records put back and one ``memory/forget``
+        more) before the failure is raised.
 
         Calls for ``n`` distinct keys: ``⌈n/R⌉`` ``memory/remember`` (``R`` the server's
         ``max_records_per_call``, 1000 here), each atomic as the server is; one
