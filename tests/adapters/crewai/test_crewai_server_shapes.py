@@ -22,9 +22,9 @@ from crew_support import ScriptedLLM, embed, embed_one
 from crewai.memory.types import MemoryRecord
 from storage_support import records
 
-from a2m import A2MClient, AsyncA2MClient, CapabilityNotSupported
+from a2m import A2MClient, AsyncA2MClient, CapabilityNotSupported, QuotaExceeded
 from a2m_crewai import A2MStorage, ListingCapped, a2m_memory
-from a2m_server.config import ServerConfig
+from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
 from a2m_testing.shapes import (
     EVERY_CAPABILITY,
@@ -158,3 +158,30 @@ def test_a_server_lacking_what_the_storage_needs_is_refused_at_the_first_write(
         with pytest.raises(CapabilityNotSupported, match=f"'{capability}'"):
             storage.save(records())
         assert storage.list_categories() == {}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_save_refused_after_earlier_calls_took_part_keeps_nothing_it_created(
+    mode: str,
+) -> None:
+    """Two records a call and a fifth record longer than the server stores: the first two
+    calls were taken, the third refused. What they created is removed again; ``kept``,
+    saved before and saved again in the batch, stays as it was (an id already stored is
+    left as it is). Saving the batch without the long record then stores all four."""
+    limits = LimitsConfig(max_records_per_call=2, max_content_length=60)
+    kept = MemoryRecord(id="kept", content="kept tea", scope="/crew", embedding=embed_one("tea"))
+    fresh = [
+        MemoryRecord(id=f"new-{n}", content=f"new tea {n}", scope="/crew", embedding=embed_one("x"))
+        for n in range(2)
+    ]
+    too_long = MemoryRecord(id="long", content="tea " * 20, scope="/crew")
+    batch = [kept, *fresh, MemoryRecord(id="new-2", content="new tea 2", scope="/crew"), too_long]
+    with storage_on(limits=limits) as storage:
+        storage.save([kept])
+        before = storage.client.timeline(embeddings=True).records
+        save = storage.save if mode == "sync" else lambda b: asyncio.run(storage.asave(b))
+        with pytest.raises(QuotaExceeded, match="max_content_length"):
+            save(batch)
+        assert storage.client.timeline(embeddings=True).records == before
+        storage.save(batch[:-1])
+        assert sorted(r.id for r in storage.list_records()) == ["kept", "new-0", "new-1", "new-2"]

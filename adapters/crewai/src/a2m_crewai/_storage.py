@@ -34,6 +34,7 @@ from ._plan import (
     search_plan,
     searched,
 )
+from ._save import save_flow
 
 __all__ = ["A2MStorage", "ForeignRecordError"]
 
@@ -139,19 +140,19 @@ class A2MStorage:
     # --- StorageBackend: writes ----------------------------------------------------------
 
     def save(self, records: list[MemoryRecord]) -> None:
-        """Store ``records``: one ``memory/remember`` for the batch (split only at the
-        server's ``max_records_per_call``), each call atomic as the server is; a call the
-        server refuses leaves the ones before it stored, and saving again adds the rest.
-        A record whose id is already stored is left as it is (A2M ids make writes
-        idempotent; use :meth:`update` to change one). A record that cannot be stored
-        exactly raises ``ValueError`` and nothing of the batch is sent."""
+        """Store ``records``, all or nothing: one ``memory/remember`` for the batch (split
+        only at the server's ``max_records_per_call``). A save of several calls first reads
+        which ids are stored, and when a later call is refused removes what the earlier
+        ones created (one ``memory/timeline`` per ``max_recall_limit`` ids and one
+        ``memory/forget`` more). A record whose id is already stored is left as it is (A2M
+        ids make writes idempotent; use :meth:`update` to change one). A record that
+        cannot be stored exactly raises ``ValueError`` and nothing of the batch is sent."""
         if not records:
             return
         layout = self._known()
         inputs = self._inputs(records, layout)
         try:
-            for batch in self._batches(inputs, layout):
-                self._client.remember(batch)
+            drive(save_flow(layout, inputs), self._client)
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
@@ -339,8 +340,7 @@ class A2MStorage:
         layout = await self._aknown(client)
         inputs = self._inputs(records, layout)
         try:
-            for batch in self._batches(inputs, layout):
-                await client.remember(batch)
+            await drive_async(save_flow(layout, inputs), client)
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
