@@ -32,7 +32,7 @@ from ._adapter_transfers import (
     transferred_observations,
 )
 from ._async_client import AsyncA2MClient
-from .errors import A2MError, IncompleteListing
+from .errors import A2MError, CapabilityNotSupported, IncompleteListing
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -51,6 +51,7 @@ __all__ = [
     "memory_lines",
     "offers_transfers",
     "remember_all",
+    "remember_whole",
     "require_interface",
     "transferred_lines",
     "transferred_observations",
@@ -253,6 +254,51 @@ async def remember_all(
             except A2MError:
                 log.exception("could not take back %d records of a failed write", len(written))
         raise
+
+
+def remember_whole(
+    records: Sequence[Mapping[str, Any]], *, per_call: int, per_read: int
+) -> Flow[list[str]]:
+    """Write ``records`` whose ids may already be stored (a replayed run, a saved record
+    saved again) in one ``memory/remember`` per ``per_call``, all or nothing; returns the
+    ids the server gave. Where it takes several calls, one ``memory/timeline`` per
+    ``per_read`` ids first finds which are stored; if a later call fails, one
+    ``memory/forget`` removes only what the earlier ones created, never a record stored
+    before, and the failure is raised. (:func:`remember_all` is the shorter way for
+    records with fresh ids.) Run it with :func:`drive` or :func:`drive_async`."""
+    size = max(per_call, 1)
+    batches = [list(records[start : start + size]) for start in range(0, len(records), size)]
+    stored_before: set[str] | None = set()
+    if len(batches) > 1:
+        named = [str(record["id"]) for record in records if record.get("id") is not None]
+        stored_before = yield from _stored_ids(named, max(per_read, 1))
+    written: list[str] = []
+    for batch in batches:
+        try:
+            written += (yield call("remember", batch)).ids
+        except A2MError:
+            created = [i for i in written if stored_before is not None and i not in stored_before]
+            if created:
+                try:
+                    yield call("forget", ids=created)
+                except A2MError:
+                    log.exception("could not take back %d records of a failed write", len(created))
+            raise
+    return written
+
+
+def _stored_ids(ids: list[str], per_read: int) -> Flow[set[str] | None]:
+    """Which of ``ids`` the store holds; ``None`` on a binding that cannot select by id,
+    where nothing is taken back (each call stays atomic on its own)."""
+    found: set[str] = set()
+    try:
+        for start in range(0, len(ids), per_read):
+            part = ids[start : start + per_read]
+            result = yield call("timeline", where={"id": part}, limit=len(part))
+            found.update(record.id for record in result.records)
+    except CapabilityNotSupported:
+        return None
+    return found
 
 
 def memory_lines(records: Sequence[Record], header: str | None = None) -> str:

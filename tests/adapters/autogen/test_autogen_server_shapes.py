@@ -183,3 +183,23 @@ async def test_add_many_the_server_refuses_writes_nothing(per_call: int) -> None
             await memory.add_many([*contents, MemoryContent(content="x" * 61, mime_type=TEXT)])
         stored = (await client.timeline(key_prefix="travel/prefs/")).records
         assert [r.content for r in stored] == [FACTS[0]]
+
+
+async def test_a_transcript_recorded_in_several_calls_is_all_or_nothing() -> None:
+    """Two messages a call and a fifth longer than the server stores: what the first two
+    calls created is removed again, and ``turn 0``, recorded before and again in this
+    run, stays (a message is one record by its id). Recording the run without the long
+    message then stores every turn once."""
+    limits = LimitsConfig(max_records_per_call=2, max_content_length=40)
+    run = [TextMessage(content=f"turn {i}", source="a") for i in range(4)]
+    too_long = TextMessage(content="x" * 41, source="a")
+    async with client_of(limits=limits) as client:
+        transcript = A2MTranscript(client, session="t")
+        await transcript.record(run[:1])
+        before = (await client.timeline()).records
+        with pytest.raises(QuotaExceeded, match="max_content_length"):
+            await transcript.record([*run, too_long])
+        assert (await client.timeline()).records == before
+        assert await transcript.record(run) == 4
+        turns = await A2MTranscript(client, session="t").messages()
+        assert [m.to_text() for m in turns] == [f"turn {i}" for i in range(4)]

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from a2m import AsyncA2MClient, RecordInput
 from a2m.adapter import check_storable
+from a2m.adapter_support import drive_async, remember_whole
 from a2m_types.rest import record_key, validate_key, validate_namespace
 
 from ._compat import SUPPORTED_AGENTCHAT, require
@@ -58,7 +59,9 @@ class A2MTranscript:
     ``custom_message_types`` as ``message_types`` so they replay too).
 
     Round trips: ``record`` 1 ``memory/remember`` per ``max_records_per_call`` messages,
-    ``stream`` 1 per message, ``messages`` 1 ``memory/timeline`` per ``max_recall_limit``
+    all or nothing (a record of several calls first reads which messages are stored, 1
+    ``memory/timeline`` per ``max_recall_limit``, and where a later call is refused, 1
+    ``memory/forget`` removes what the earlier ones created), ``stream`` 1 per message, ``messages`` 1 ``memory/timeline`` per ``max_recall_limit``
     messages where the server pages by cursor (else the newest ``max_recall_limit``).
     The client is the caller's when passed in; else it is
     opened from ``url`` (or ``A2M_URL``) and closed by :meth:`aclose`."""
@@ -124,9 +127,9 @@ class A2MTranscript:
         layout = await self._link.layout()
         records = [self._record(message, layout) for message in chat]
         client = await self._link.client()
-        step = layout.max_records_per_call
-        for start in range(0, len(records), step):
-            await client.remember(records[start : start + step])
+        wire = [record.to_wire() for record in records]
+        per_call, per_read = layout.max_records_per_call, layout.max_recall_limit
+        await drive_async(remember_whole(wire, per_call=per_call, per_read=per_read), client)
         return len(records)
 
     async def stream(self, run: AsyncIterator[Item]) -> AsyncIterator[Item]:

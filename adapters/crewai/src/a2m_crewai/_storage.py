@@ -12,6 +12,7 @@ from crewai.memory.types import MemoryRecord, ScopeInfo
 from a2m import A2MClient, A2MConnectionError, AsyncA2MClient, EmbeddingMismatch, Record
 from a2m._adapter_owners import Caller, best_per_key, choose
 from a2m._adapter_steps import drive, drive_async
+from a2m.adapter_support import Flow, remember_whole
 
 from ._listing import arecords, records
 from ._mapping import (
@@ -34,7 +35,6 @@ from ._plan import (
     search_plan,
     searched,
 )
-from ._save import save_flow
 
 __all__ = ["A2MStorage", "ForeignRecordError"]
 
@@ -116,6 +116,12 @@ class A2MStorage:
     def _inputs(self, records: Sequence[MemoryRecord], layout: Layout) -> list[dict[str, Any]]:
         return [record_input(r, layout, agent=self.agent, session=self.session) for r in records]
 
+    @staticmethod
+    def _save_flow(layout: Layout, inputs: list[dict[str, Any]]) -> Flow[list[str]]:
+        return remember_whole(
+            inputs, per_call=layout.max_records_per_call, per_read=layout.max_recall_limit
+        )
+
     def _batches(self, items: list[Any], layout: Layout) -> list[list[Any]]:
         size = max(layout.max_records_per_call, 1)
         return [items[start : start + size] for start in range(0, len(items), size)]
@@ -152,7 +158,7 @@ class A2MStorage:
         layout = self._known()
         inputs = self._inputs(records, layout)
         try:
-            drive(save_flow(layout, inputs), self._client)
+            drive(self._save_flow(layout, inputs), self._client)
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
@@ -340,7 +346,7 @@ class A2MStorage:
         layout = await self._aknown(client)
         inputs = self._inputs(records, layout)
         try:
-            await drive_async(save_flow(layout, inputs), client)
+            await drive_async(self._save_flow(layout, inputs), client)
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
