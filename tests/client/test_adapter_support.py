@@ -23,12 +23,14 @@ from a2m.adapter_support import (
     memory_lines,
     offers_transfers,
     remember_all,
+    remember_whole,
     require_interface,
     transferred_lines,
     transferred_observations,
 )
 from a2m.errors import A2MConnectionError, QuotaExceeded
 from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
 from a2m_testing.transfers import (
     GRANTED_FACT,
@@ -96,6 +98,41 @@ async def test_a_later_refused_call_takes_the_earlier_ones_back(
         assert (await client.timeline()).records == []
         await remember_all(client, layout, _records(5))
         assert len((await client.timeline()).records) == 5
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+async def test_remember_whole_takes_back_only_what_the_failed_write_created(
+    flavour: str,
+) -> None:
+    """Two records a call; the batch repeats a stored record's id, then adds three, the
+    last too long. The first call's new record is removed again, the stored one is not;
+    the calls: the four ids read, three a call, remember, remember (refused), forget."""
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=2, max_content_length=20))
+    stored = _records(1, "kept")
+    batch = [*stored, *_records(2), {"id": str(uuid.uuid4()), "content": "x" * 30}]
+    with A2MServer(config) as server, A2MClient.in_process(server) as reader:
+        reader.remember(stored)
+        before = reader.timeline().records
+        log = MethodLog(server)
+        flow = remember_whole(batch, per_call=2, per_read=3)
+        if flavour == "sync":
+            with A2MClient.in_process(log) as client, pytest.raises(QuotaExceeded):
+                drive(flow, client)
+        else:
+            async with AsyncA2MClient.in_process(log) as aclient:
+                with pytest.raises(QuotaExceeded):
+                    await drive_async(flow, aclient)
+        assert [m for m in log.methods if m != "memory/describe"] == [
+            "memory/timeline",
+            "memory/timeline",
+            "memory/remember",
+            "memory/remember",
+            "memory/forget",
+        ]
+        assert reader.timeline().records == before
+        ids = drive(remember_whole(batch[:3], per_call=2, per_read=3), reader)
+        assert ids == [r["id"] for r in batch[:3]]
+        assert len(reader.timeline().records) == 3
 
 
 @pytest.mark.parametrize("cursor", [True, False], ids=["paged", "unpaged"])
