@@ -110,6 +110,29 @@ def outcome(result: Any) -> dict[str, Any]:
     }
 
 
+def same(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
+    """Assert one of our outcomes is upstream's."""
+    assert ours["is_error"] == theirs["is_error"]
+    if theirs["is_error"]:
+        # Upstream's message, with the MCP SDK's "Error executing tool …" before it.
+        assert theirs["text"] in ours["text"]
+    else:
+        assert ours["structured"] == theirs["structured"]
+        assert ours["text"] == theirs["text"]
+
+
+def same_as_recorded(ours: list[dict[str, Any]]) -> None:
+    """Assert each outcome of :data:`SEQUENCE` is the one recorded from upstream, naming
+    the first call that differs."""
+    recorded = json.loads(RECORDED.read_text())
+    assert len(recorded) == len(SEQUENCE)
+    for (name, arguments), mine, theirs in zip(SEQUENCE, ours, recorded, strict=True):
+        try:
+            same(mine, theirs)
+        except AssertionError as error:
+            raise AssertionError(f"{name}({arguments}) differs from upstream") from error
+
+
 async def replay(client: Any) -> list[dict[str, Any]]:
     """Run :data:`SEQUENCE` through an MCP client; one outcome per call."""
     outcomes = []

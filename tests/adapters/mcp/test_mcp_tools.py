@@ -156,9 +156,9 @@ async def test_forget_by_key_and_ids_stays_in_the_namespace(
     assert [r.id for r in (await a2m.timeline()).records] == [other]
 
 
-async def test_remember_observation_goes_to_the_observations_extension(
-    mcp: Client, a2m: AsyncA2MClient
-) -> None:
+async def _remember_one_fact_twice(mcp: Client) -> None:
+    """The same convention, remembered twice in other words: the second call finds the
+    first by its content hash and raises its weight (2 + 1)."""
     first = await call(
         mcp,
         "remember_observation",
@@ -180,6 +180,12 @@ async def test_remember_observation_goes_to_the_observations_extension(
         "weight": 3.0,
         "duplicate": True,
     }
+
+
+async def test_remember_observation_goes_to_the_observations_extension(
+    mcp: Client, a2m: AsyncA2MClient
+) -> None:
+    await _remember_one_fact_twice(mcp)
     (observation,) = (await a2m.list_observations(owner="coder")).observations
     assert (observation.org, observation.project, observation.agent) == (
         "acme",
@@ -213,27 +219,7 @@ async def test_on_a_server_without_the_extension_an_observation_is_a_record() ->
     with A2MServer(config) as store:
         a2m = AsyncA2MClient.in_process(store)
         async with Client(build_server(a2m, CONFIG)) as mcp:
-            first = await call(
-                mcp,
-                "remember_observation",
-                content="All dates are ISO 8601 UTC strings.",
-                classification="convention",
-                filePath="services/billing/dates.ts",
-                tags=["datetime"],
-                weight=2.0,
-            )
-            assert first.structured_content["duplicate"] is False
-            again = await call(
-                mcp,
-                "remember_observation",
-                content="all dates are  ISO 8601 UTC strings.",
-                tags=["billing"],
-            )
-            assert again.structured_content == {
-                "id": first.structured_content["id"],
-                "weight": 3.0,
-                "duplicate": True,
-            }
+            await _remember_one_fact_twice(mcp)
         records = (await a2m.timeline()).records
         assert len(records) == 1
         observation = (records[0].metadata or {})["observation"]
