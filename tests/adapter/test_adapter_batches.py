@@ -13,10 +13,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
 import respx
 
-from a2m import A2MClient, A2MError, AsyncA2MClient, InvalidParams
+from a2m import A2MClient, A2MConnectionError, A2MError, AsyncA2MClient, InvalidParams
 from a2m.adapter import A2MAdapter, AsyncA2MAdapter
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_testing.mock_http import route_to_server
@@ -221,6 +222,45 @@ async def test_a_batch_refused_after_earlier_calls_took_part_writes_nothing(
         ]
     finally:
         await wire.close()
+
+
+def test_a_server_gone_after_the_first_call_raises_its_own_error_and_says_what_stayed(
+    a2m_server_factory: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server goes away after taking the first of two calls: the take-back cannot
+    reach it either, so it is logged (naming the records) and the write raises the
+    connection error of the call that failed, not a later one; what the first call
+    wrote is still there once the server is back."""
+    server = a2m_server_factory(ServerConfig(limits=LimitsConfig(max_records_per_call=4)))
+    with respx.mock(assert_all_called=False) as router:
+        route = route_to_server(router, server, URL)
+        answer: Any = route.side_effect
+        remembered = 0
+        gone = False
+
+        def flaky(request: httpx.Request) -> httpx.Response:
+            nonlocal remembered, gone
+            if gone:
+                raise httpx.ConnectError("connection refused", request=request)
+            response = answer(request)
+            if json.loads(request.content)["method"] == "memory/remember":
+                remembered += 1
+                gone = True
+            return response
+
+        route.mock(side_effect=flaky)
+        with A2MClient(URL, max_retries=0) as client, caplog.at_level("ERROR", "a2m.adapter"):
+            adapter = A2MAdapter(client, "acme/wf-1")
+            with pytest.raises(A2MConnectionError) as failed:
+                adapter.write_many(entries(6))
+        assert failed.value.method == "memory/remember"  # not the take-back's forget
+        assert remembered == 1
+        assert "could not take back 4 records of a failed write" in caplog.text
+        gone = False
+        with A2MClient(URL) as client:
+            assert (
+                len(A2MAdapter(client, "acme/wf-1").read_many([e["key"] for e in entries(6)])) == 4
+            )
 
 
 async def test_a_key_another_namespace_holds_refuses_the_whole_batch(wire: Wire) -> None:
