@@ -12,7 +12,14 @@ from typing import Any
 from a2m_types import Record, RecordInput
 from a2m_types.rest import Entry, EntryWrite
 
-from ._adapter_core import Layout, Scope, checked_namespace, entry_at, forget_by_key
+from ._adapter_core import (
+    Layout,
+    Scope,
+    as_written,
+    checked_namespace,
+    entry_at,
+    forget_by_key,
+)
 from ._adapter_owners import choose
 from ._adapter_steps import Flow, call
 from .errors import A2MError, CapabilityNotSupported, InvalidParams
@@ -131,7 +138,8 @@ def _take_back(
     then the records they added are removed (one ``memory/forget``). Put back first, so a
     failure here never loses what was stored before; it is logged and the write's own
     error is the one raised."""
-    again = [_as_written(layout, held[r.key]) for r in written if r.key and r.key in held]
+    kept = layout.capabilities
+    again = [as_written(held[r.key], kept) for r in written if r.key and r.key in held]
     added = [id for r, id in zip(written, ids, strict=False) if not (r.key and r.key in held)]
     try:
         for part in chunks(again, layout.max_records_per_call):
@@ -140,19 +148,6 @@ def _take_back(
             yield call("forget", ids=added)
     except A2MError:
         log.exception("could not take back %d records of a failed write", len(written))
-
-
-def _as_written(layout: Layout, record: Record) -> RecordInput:
-    """``record`` as a write that puts it back: its content, metadata and every field the
-    server keeps (a TTL in its metadata counts again from the put-back)."""
-    kept = record.model_dump(
-        include={"content", "role", "metadata", "group", "tier", "salience", "owner",
-                 "session", "key", "embedding", "uri", "media_type"},
-        exclude_none=True,
-    )  # fmt: skip
-    if "salience" not in layout.capabilities:
-        kept.pop("salience", None)
-    return RecordInput.model_validate(kept)
 
 
 def addresses(

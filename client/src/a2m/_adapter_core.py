@@ -4,7 +4,7 @@ records back into entries. No I/O; the two adapters only add their calls to the 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -472,6 +472,23 @@ def doomed(
 ) -> list[Entry]:
     """The entries of exactly ``namespace`` among ``records`` (carrying ``tags``)."""
     return listed_entries(records, layout, tags=tags, namespace=namespace, recursive=False)
+
+
+_KEPT_FIELDS = frozenset(
+    {"content", "role", "metadata", "group", "tier", "salience", "owner", "session", "key"}
+    | {"embedding", "uri", "media_type"}
+)
+
+
+def as_written(record: Record, capabilities: Collection[str]) -> dict[str, Any]:
+    """``record`` as the ``memory/remember`` record that puts it back as it is: its content,
+    metadata and every field the server keeps (read it with ``embeddings`` to keep its
+    vector; a TTL in its metadata counts again from the rewrite). Salience goes only to a
+    server declaring ``salience``."""
+    kept = record.model_dump(mode="json", include=set(_KEPT_FIELDS), exclude_none=True)
+    if "salience" not in capabilities:
+        kept.pop("salience", None)
+    return kept
 
 
 def forget_by_key(entry: Entry) -> dict[str, Any]:

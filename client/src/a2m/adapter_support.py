@@ -23,6 +23,7 @@ from typing_extensions import Self
 
 from a2m_types import DescribeResult, Record
 
+from ._adapter_core import as_written
 from ._adapter_owners import Caller, best_per_key
 from ._adapter_steps import Flow, Step, call, drive, drive_async
 from ._adapter_transfers import (
@@ -43,6 +44,7 @@ __all__ = [
     "IncompleteListingWarning",
     "ServerLayout",
     "Step",
+    "as_written",
     "best_per_key",
     "call",
     "drive",

@@ -7,16 +7,23 @@ one call cannot carry it (no cursor, a small limit) the store says so
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import pytest
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
-from store_kit import drop_empty_namespaces, view
+from store_kit import WordHashEmbeddings, drop_empty_namespaces, view
 
-from a2m import A2MClient, CapabilityNotSupported, IncompleteListing
-from a2m_langchain.langgraph import A2MStore
+from a2m import (
+    A2MClient,
+    AsyncA2MClient,
+    CapabilityNotSupported,
+    IncompleteListing,
+    InvalidParams,
+)
+from a2m_langchain.langgraph import A2MStore, AsyncA2MStore
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
@@ -274,3 +281,44 @@ def test_a_server_without_keys_is_refused_at_the_first_call() -> None:
             with pytest.raises(CapabilityNotSupported, match="'keys'"):
                 store.search(("users",))
         assert log.count("memory/remember") == log.count("memory/timeline") == 0
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_a_batch_of_puts_refused_after_earlier_calls_took_part_writes_nothing(
+    flavour: str,
+) -> None:
+    """Two records a call, and a fifth put larger than the server stores: the first two
+    calls were taken, the third refused. The item the first call replaced is back as it
+    was, vector included, and the items they added are gone, as PostgresStore's one
+    transaction would leave them; without the long put, the batch is stored whole."""
+    index = {"dims": 64, "embed": WordHashEmbeddings(), "fields": ["text"]}
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=2, max_metadata_bytes=400))
+    space = ("team", "notes")
+    puts = [PutOp(space, f"k{n}", {"text": f"new tea note {n}"}) for n in range(4)]
+    too_long = PutOp(space, "long", {"text": "tea " * 200})
+    with A2MServer(config) as server, A2MClient.in_process(server) as client:
+        store = A2MStore(client, index=index)
+        store.put(space, "k0", {"text": "old coffee note"})
+        before = client.timeline(embeddings=True).records
+        with pytest.raises(InvalidParams, match="max_metadata_bytes"):
+            _batch(server, flavour, store, [*puts, too_long], index)
+        after = client.timeline(embeddings=True).records
+        assert [r.model_dump(exclude={"updated_at", "revision"}) for r in after] == [
+            r.model_dump(exclude={"updated_at", "revision"}) for r in before
+        ]
+        assert store.get(space, "k0").value == {"text": "old coffee note"}
+        store.batch(puts)
+        assert [item.key for item in store.search(space, limit=10)] == [f"k{n}" for n in range(4)]
+
+
+def _batch(server: A2MServer, flavour: str, store: A2MStore, ops: list[Any], index: Any) -> None:
+    """``ops`` through ``store``, or through an async store on its own client."""
+    if flavour == "sync":
+        store.batch(ops)
+        return
+
+    async def run() -> None:
+        async with AsyncA2MClient.in_process(server) as client:
+            await AsyncA2MStore(client, index=index).abatch(ops)
+
+    asyncio.run(run())
