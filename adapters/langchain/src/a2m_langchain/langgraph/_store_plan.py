@@ -251,17 +251,10 @@ def _refresh(records: list[Record], layout: Layout) -> Plan[None]:
         fetched += result.records
     rewrites = []
     for record in fetched:
-        wire = record.model_dump(mode="json", exclude_none=True)
         metadata = dict(record.metadata or {})
         stamp = (record.model_extra or {}).get("updated_at")
         metadata.setdefault(VALUE_UPDATED_AT, stamp or format_timestamp(record.created_at))
-        rewrite: dict[str, Any] = {
-            name: wire[name]
-            for name in ("content", "key", "role", "group", "tier", "owner", "session", "embedding")
-            if name in wire
-        }
-        rewrite["metadata"] = metadata
-        rewrites.append(rewrite)
+        rewrites.append({**as_written(record, layout.capabilities), "metadata": metadata})
     yield from _remember(rewrites, layout)
 
 
