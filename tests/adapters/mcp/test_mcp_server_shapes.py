@@ -162,3 +162,23 @@ async def test_reads_ask_for_no_more_than_the_server_returns_in_one_call() -> No
             prompt = await mcp.get_prompt("relevant_memories", {"topic": "tea"})
             lines = str(prompt.messages[0].content.text).splitlines()  # type: ignore[union-attr]
             assert len([line for line in lines if line.startswith("- ")]) == 3
+
+
+async def test_a_write_refused_after_earlier_calls_took_part_leaves_the_graph_as_it_was() -> None:
+    """30 people on a server taking 20 records a call, the last with an observation longer
+    than it stores: the tool fails, naming the limit, and the graph is as it was, as
+    upstream's one file write leaves it; the same people without it are all added."""
+    people = _people(30)
+    people[-1]["observations"].append("x" * 300)
+    config = {"limits": LimitsConfig(max_records_per_call=20, max_content_length=200)}
+    async with graph_server(**config) as (mcp, log):
+        assert not (await mcp.call_tool("create_entities", {"entities": _people(1)})).is_error
+        before = await _graph(mcp)
+        refused = await mcp.call_tool("create_entities", {"entities": people})
+        assert refused.is_error
+        assert "max_content_length" in text(refused)
+        assert log.count("memory/forget") == 1
+        assert await _graph(mcp) == before
+        created = await mcp.call_tool("create_entities", {"entities": _people(30)})
+        assert not created.is_error, text(created)
+        assert len((await _graph(mcp))["entities"]) == 30

@@ -39,7 +39,7 @@ import anyio
 from typing_extensions import TypedDict
 
 from a2m import AsyncA2MClient, ForgottenEvent, PromotedEvent, Record, WrittenEvent
-from a2m.adapter_support import ServerLayout
+from a2m.adapter_support import ServerLayout, drive_async, remember_whole
 
 PAGE_SIZE = 1000
 """Records per ``memory/timeline`` page when the graph is read."""
@@ -189,15 +189,20 @@ class KnowledgeGraph:
         return ServerLayout.of(self.client.description or await self.client.describe())
 
     async def _write(self, records: Sequence[dict[str, Any]]) -> None:
-        """One ``memory/remember`` per ``max_records_per_call`` records, in order."""
+        """One ``memory/remember`` per ``max_records_per_call`` records, in order, all or
+        nothing as upstream's one file write is: where a later call is refused, one
+        ``memory/forget`` removes what the earlier ones added (every record is new: the
+        tools write only names, observations and relations not yet present)."""
         if not records:
             return
         tier = await durable_tier(self.client)
         if tier is not None:
             records = [{**record, "tier": tier} for record in records]
-        size = (await self._layout()).max_records_per_call
-        for start in range(0, len(records), size):
-            await self.client.remember(list(records[start : start + size]))
+        layout = await self._layout()
+        per_call, per_read = layout.max_records_per_call, layout.max_recall_limit
+        await drive_async(
+            remember_whole(records, per_call=per_call, per_read=per_read), self.client
+        )
 
     async def _records(
         self, key_prefix: str, where: Mapping[str, Any] | None = None
