@@ -203,3 +203,31 @@ async def test_a_transcript_recorded_in_several_calls_is_all_or_nothing() -> Non
         assert await transcript.record(run) == 4
         turns = await A2MTranscript(client, session="t").messages()
         assert [m.to_text() for m in turns] == [f"turn {i}" for i in range(4)]
+
+
+async def test_loading_a_saved_context_keeps_the_old_one_until_the_new_is_written() -> None:
+    """A context holding two messages is given a saved state of five, the last longer than
+    the server stores, on a server taking two a call: ``load_state`` fails, what its first
+    two calls wrote is taken back, and the two messages are still the context's, in the
+    store and in memory. The state without the long message then replaces them."""
+    limits = LimitsConfig(max_records_per_call=2, max_content_length=40)
+    async with client_of(limits=limits) as client:
+        source = A2MChatCompletionContext(client, session="saved")
+        for i in range(4):
+            await source.add_message(_message(i))
+        state = dict(await source.save_state())
+        too_long = UserMessage(content="x" * 41, source="user").model_dump()
+        target = A2MChatCompletionContext(client, session="restored")
+        for i in (7, 8):
+            await target.add_message(_message(i))
+        with pytest.raises(QuotaExceeded, match="max_content_length"):
+            await target.load_state({**state, "messages": [*state["messages"], too_long]})
+        held = [m.content for m in await target.get_messages()]
+        assert held == [_message(7).content, _message(8).content]
+        reloaded = A2MChatCompletionContext(client, session="restored")
+        assert [m.content for m in await reloaded.get_messages()] == held
+        await target.load_state(state)
+        again = A2MChatCompletionContext(client, session="restored")
+        assert [m.content for m in await again.get_messages()] == [
+            _message(i).content for i in range(4)
+        ]

@@ -23,6 +23,7 @@ from typing_extensions import Self
 
 from a2m import AsyncA2MClient, Record, RecordInput
 from a2m.adapter import check_storable
+from a2m.adapter_support import drive_async, remember_whole
 from a2m_types.rest import validate_key, validate_namespace
 
 from ._connection import ConnectionConfig, Link, StoreLayout, every_record
@@ -31,6 +32,9 @@ from ._contents import SOURCE_FRAMEWORK, TEXT_MIME, transcript_key
 __all__ = ["A2MChatCompletionContext", "A2MChatCompletionContextConfig"]
 
 _MESSAGES: TypeAdapter[LLMMessage] = TypeAdapter(LLMMessage)
+
+_IDS_PER_FORGET = 1000
+"""Records one ``memory/forget`` names by id, which keeps a request's body small."""
 
 
 class A2MChatCompletionContextConfig(ConnectionConfig):
@@ -173,11 +177,14 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         return RecordInput.model_validate(fields)
 
     async def _write(self, messages: Sequence[LLMMessage]) -> None:
+        """One ``memory/remember`` per ``max_records_per_call`` messages, all or nothing:
+        where a later call is refused, one ``memory/forget`` removes the earlier ones'
+        (each message is a new record)."""
         layout = await self._link.layout()
-        records = [self._record(m, layout) for m in messages]
+        records = [self._record(m, layout).to_wire() for m in messages]
         client = await self._link.client()
-        for start in range(0, len(records), layout.max_records_per_call):
-            await client.remember(records[start : start + layout.max_records_per_call])
+        per_call, per_read = layout.max_records_per_call, layout.max_recall_limit
+        await drive_async(remember_whole(records, per_call=per_call, per_read=per_read), client)
 
     async def _load(self) -> None:
         if self._loaded:
@@ -231,11 +238,27 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         return await super().save_state()
 
     async def load_state(self, state: Mapping[str, Any]) -> None:
-        """Replace the transcript, here and in the store, with the saved one."""
-        await self.clear()
+        """Replace the transcript, here and in the store, with the saved one: the saved
+        messages are written first (all or nothing), then the records the transcript held
+        before are removed by id, so a refused write leaves the old transcript whole, here
+        and in the store. Calls: the listing (as the first load), the writes, then one
+        ``memory/forget`` per 1000 earlier records."""
+        layout = await self._link.layout()
+        client = await self._link.client()
+        selector = layout.beneath(self._config.namespace, self._config.session)
+        earlier = await every_record(client, layout, selector)
+        kept = (self._messages, self._next_seq, self._loaded)
         await super().load_state(state)
-        if self._messages:
-            await self._write(self._messages)
+        self._next_seq, self._loaded = 0, True
+        try:
+            if self._messages:
+                await self._write(self._messages)
+        except BaseException:
+            self._messages, self._next_seq, self._loaded = kept
+            raise
+        ids = [record.id for record in earlier]
+        for start in range(0, len(ids), _IDS_PER_FORGET):
+            await client.forget(ids=ids[start : start + _IDS_PER_FORGET])
 
     async def close(self) -> None:
         """Close the client this context opened; a client passed in stays open."""
