@@ -135,6 +135,31 @@ async def test_remember_whole_takes_back_only_what_the_failed_write_created(
         assert len(reader.timeline().records) == 3
 
 
+def test_remember_whole_puts_back_what_a_write_replaced_at_its_key() -> None:
+    """A record with a new id written to a key another record holds replaces that record
+    (it keeps its id, §3.6): when a later call fails, the record is written back as it
+    was, vector and all, and not removed; a record at a new key is removed."""
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=2, max_content_length=20))
+    with A2MServer(config) as server, A2MClient.in_process(server) as client:
+        held = {"content": "theirs", "key": "notes/a", "embedding": [1.0, 0.0], "session": "s"}
+        client.remember([held])
+        before = client.timeline(embeddings=True).records
+        batch = [
+            {"id": str(uuid.uuid4()), "content": "mine", "key": "notes/a", "embedding": [0.0, 1.0]},
+            {"id": str(uuid.uuid4()), "content": "new", "key": "notes/b", "embedding": [1.0, 1.0]},
+            {"id": str(uuid.uuid4()), "content": "x" * 30, "key": "notes/c"},
+        ]
+        flow = remember_whole(
+            batch, per_call=2, per_read=10, capabilities=client.describe().capabilities
+        )
+        with pytest.raises(QuotaExceeded):
+            drive(flow, client)
+        after = client.timeline(embeddings=True).records
+        assert [r.model_dump(exclude={"updated_at", "revision"}) for r in after] == [
+            r.model_dump(exclude={"updated_at", "revision"}) for r in before
+        ]
+
+
 @pytest.mark.parametrize("cursor", [True, False], ids=["paged", "unpaged"])
 async def test_a_listing_is_complete_or_says_it_is_not(
     a2m_http_server_factory: Any, cursor: bool

@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import import_module, metadata
 from typing import Any
@@ -239,68 +239,113 @@ async def every_record(
 async def remember_all(
     client: AsyncA2MClient, layout: ServerLayout, records: Sequence[Mapping[str, Any]]
 ) -> None:
-    """Write ``records`` (each with its own ``id``) in one ``memory/remember`` per
-    ``max_records_per_call``; if a later call fails, take back what the earlier ones
-    wrote, so a failed write leaves nothing half-written."""
-    size = layout.max_records_per_call
-    written: list[str] = []
-    try:
-        for start in range(0, len(records), size):
-            chunk = list(records[start : start + size])
-            await client.remember(chunk)
-            written += [str(record["id"]) for record in chunk]
-    except Exception:
-        if written:
-            try:
-                await client.forget(written)
-            except A2MError:
-                log.exception("could not take back %d records of a failed write", len(written))
-        raise
+    """Write ``records`` (each with a fresh ``id`` of its own) in one ``memory/remember``
+    per ``max_records_per_call``; if a later call fails, take back what the earlier ones
+    wrote, so a failed write leaves nothing half-written (:func:`remember_whole` with
+    ``fresh``)."""
+    flow = remember_whole(
+        records,
+        per_call=layout.max_records_per_call,
+        per_read=layout.max_recall_limit,
+        capabilities=layout.capabilities,
+        fresh=True,
+    )
+    await drive_async(flow, client)
 
 
 def remember_whole(
-    records: Sequence[Mapping[str, Any]], *, per_call: int, per_read: int
+    records: Sequence[Mapping[str, Any]],
+    *,
+    per_call: int,
+    per_read: int,
+    capabilities: Collection[str] = (),
+    fresh: bool = False,
 ) -> Flow[list[str]]:
-    """Write ``records`` whose ids may already be stored (a replayed run, a saved record
-    saved again) in one ``memory/remember`` per ``per_call``, all or nothing; returns the
-    ids the server gave. Where it takes several calls, one ``memory/timeline`` per
-    ``per_read`` ids first finds which are stored; if a later call fails, one
-    ``memory/forget`` removes only what the earlier ones created, never a record stored
-    before, and the failure is raised. (:func:`remember_all` is the shorter way for
-    records with fresh ids.) Run it with :func:`drive` or :func:`drive_async`."""
+    """Write ``records`` in one ``memory/remember`` per ``per_call``, all or nothing;
+    returns the ids the server gave. Run it with :func:`drive` or :func:`drive_async`.
+
+    Where it takes several calls and a later one fails, what the earlier ones did is
+    undone before the failure is raised: a record they created is removed (one
+    ``memory/forget``), a record they replaced at its key is written back as it was (one
+    ``memory/remember`` per ``per_call``), and a record whose id was already stored, which
+    its write left as it was (§3.2), stays. To know which is which, a write of several
+    calls first reads what its ids and keys hold (one ``memory/timeline`` per ``per_read``
+    of each, with vectors where ``capabilities`` has ``embeddings``) — unless ``fresh``
+    says none of them is stored (new ids, new keys), when there is nothing to read. On
+    a binding that cannot select by id or key, each call stays atomic on its own."""
     size = max(per_call, 1)
     batches = [list(records[start : start + size]) for start in range(0, len(records), size)]
-    stored_before: set[str] | None = set()
-    if len(batches) > 1:
-        named = [str(record["id"]) for record in records if record.get("id") is not None]
-        stored_before = yield from _stored_ids(named, max(per_read, 1))
+    before: _Before | None = _Before(set(), {})
+    if len(batches) > 1 and not fresh:
+        before = yield from _stored_before(records, max(per_read, 1), capabilities)
     written: list[str] = []
     for batch in batches:
         try:
             written += (yield call("remember", batch)).ids
-        except A2MError:
-            created = [i for i in written if stored_before is not None and i not in stored_before]
-            if created:
-                try:
-                    yield call("forget", ids=created)
-                except A2MError:
-                    log.exception("could not take back %d records of a failed write", len(created))
+        except Exception:
+            if written and before is not None:
+                yield from _undo(records[: len(written)], written, before, per_call, capabilities)
             raise
     return written
 
 
-def _stored_ids(ids: list[str], per_read: int) -> Flow[set[str] | None]:
-    """Which of ``ids`` the store holds; ``None`` on a binding that cannot select by id,
-    where nothing is taken back (each call stays atomic on its own)."""
-    found: set[str] = set()
+@dataclass(frozen=True)
+class _Before:
+    """What a write's ids and keys held before it: the ids stored, the record at each key."""
+
+    ids: set[str]
+    by_key: dict[str, Record]
+
+
+def _stored_before(
+    records: Sequence[Mapping[str, Any]], per_read: int, capabilities: Collection[str]
+) -> Flow[_Before | None]:
+    ids = [str(r["id"]) for r in records if r.get("id") is not None]
+    keys = list(dict.fromkeys(str(r["key"]) for r in records if r.get("key") is not None))
+    vectors = {"embeddings": True} if "embeddings" in capabilities else {}
+    before = _Before(set(), {})
     try:
         for start in range(0, len(ids), per_read):
             part = ids[start : start + per_read]
             result = yield call("timeline", where={"id": part}, limit=len(part))
-            found.update(record.id for record in result.records)
+            before.ids.update(record.id for record in result.records)
+        for start in range(0, len(keys), per_read):
+            part = keys[start : start + per_read]
+            result = yield call("timeline", where={"key": part}, limit=per_read, **vectors)
+            before.by_key.update((r.key, r) for r in result.records if r.key is not None)
     except CapabilityNotSupported:
         return None
-    return found
+    return before
+
+
+def _undo(
+    written: Sequence[Mapping[str, Any]],
+    ids: Sequence[str],
+    before: _Before,
+    per_call: int,
+    capabilities: Collection[str],
+) -> Flow[None]:
+    """Put back what ``written`` replaced, then remove what it created; a failure here is
+    logged, and the write's own failure is the one raised."""
+    again: list[dict[str, Any]] = []
+    created: list[str] = []
+    for record, id in zip(written, ids, strict=False):
+        key = record.get("key")
+        held = before.by_key.get(str(key)) if key is not None else None
+        if id in before.ids and (held is None or held.id == id):
+            continue  # an id already stored: its write changed nothing
+        if held is not None:
+            again.append(as_written(held, capabilities))
+        else:
+            created.append(id)
+    size = max(per_call, 1)
+    try:
+        for start in range(0, len(again), size):
+            yield call("remember", again[start : start + size])
+        if created:
+            yield call("forget", ids=created)
+    except A2MError:
+        log.exception("could not take back %d records of a failed write", len(written))
 
 
 def memory_lines(records: Sequence[Record], header: str | None = None) -> str:

@@ -23,7 +23,7 @@ from typing_extensions import Self
 
 from a2m import AsyncA2MClient, Record, RecordInput
 from a2m.adapter import check_storable
-from a2m.adapter_support import drive_async, remember_whole
+from a2m.adapter_support import remember_all
 from a2m_types.rest import validate_key, validate_namespace
 
 from ._connection import ConnectionConfig, Link, StoreLayout, every_record
@@ -179,12 +179,11 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
     async def _write(self, messages: Sequence[LLMMessage]) -> None:
         """One ``memory/remember`` per ``max_records_per_call`` messages, all or nothing:
         where a later call is refused, one ``memory/forget`` removes the earlier ones'
-        (each message is a new record)."""
+        (each message is a new record, at a fresh key)."""
         layout = await self._link.layout()
         records = [self._record(m, layout).to_wire() for m in messages]
         client = await self._link.client()
-        per_call, per_read = layout.max_records_per_call, layout.max_recall_limit
-        await drive_async(remember_whole(records, per_call=per_call, per_read=per_read), client)
+        await remember_all(client, layout, records)
 
     async def _load(self) -> None:
         if self._loaded:

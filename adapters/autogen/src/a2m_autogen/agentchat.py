@@ -127,9 +127,13 @@ class A2MTranscript:
         layout = await self._link.layout()
         records = [self._record(message, layout) for message in chat]
         client = await self._link.client()
-        wire = [record.to_wire() for record in records]
-        per_call, per_read = layout.max_records_per_call, layout.max_recall_limit
-        await drive_async(remember_whole(wire, per_call=per_call, per_read=per_read), client)
+        flow = remember_whole(
+            [record.to_wire() for record in records],
+            per_call=layout.max_records_per_call,
+            per_read=layout.max_recall_limit,
+            capabilities=layout.capabilities,
+        )
+        await drive_async(flow, client)
         return len(records)
 
     async def stream(self, run: AsyncIterator[Item]) -> AsyncIterator[Item]:

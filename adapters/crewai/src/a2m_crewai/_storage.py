@@ -119,7 +119,10 @@ class A2MStorage:
     @staticmethod
     def _save_flow(layout: Layout, inputs: list[dict[str, Any]]) -> Flow[list[str]]:
         return remember_whole(
-            inputs, per_call=layout.max_records_per_call, per_read=layout.max_recall_limit
+            inputs,
+            per_call=layout.max_records_per_call,
+            per_read=layout.max_recall_limit,
+            capabilities=layout.capabilities,
         )
 
     def _batches(self, items: list[Any], layout: Layout) -> list[list[Any]]:

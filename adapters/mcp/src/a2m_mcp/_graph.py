@@ -199,10 +199,14 @@ class KnowledgeGraph:
         if tier is not None:
             records = [{**record, "tier": tier} for record in records]
         layout = await self._layout()
-        per_call, per_read = layout.max_records_per_call, layout.max_recall_limit
-        await drive_async(
-            remember_whole(records, per_call=per_call, per_read=per_read), self.client
+        flow = remember_whole(
+            records,
+            per_call=layout.max_records_per_call,
+            per_read=layout.max_recall_limit,
+            capabilities=layout.capabilities,
+            fresh=True,  # only names, observations and relations found absent are written
         )
+        await drive_async(flow, self.client)
 
     async def _records(
         self, key_prefix: str, where: Mapping[str, Any] | None = None
