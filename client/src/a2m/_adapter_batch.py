@@ -1,12 +1,15 @@
 """The batched adapter calls — ``write_many``, ``read_many``, ``delete_many`` — as flows
 (:mod:`._adapter_steps`) both adapters run: a batch is validated before anything is sent,
 many keys or ids are read with one ``memory/timeline`` (``where`` on ``key`` or ``id``),
-and each key's record is picked as ``memory/fetch`` would pick it."""
+and each key's record is picked as ``memory/fetch`` would pick it. A write of several
+calls is all or nothing here and in :func:`remember_whole`, which framework adapters
+writing records of their own use: a failed later call has the earlier ones undone."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from a2m_types import Record, RecordInput
@@ -24,7 +27,15 @@ from ._adapter_owners import choose
 from ._adapter_steps import Flow, call
 from .errors import A2MError, CapabilityNotSupported, InvalidParams
 
-__all__ = ["WRITE_FIELDS", "chunks", "delete_many", "entry_writes", "read_many", "write_many"]
+__all__ = [
+    "WRITE_FIELDS",
+    "chunks",
+    "delete_many",
+    "entry_writes",
+    "read_many",
+    "remember_whole",
+    "write_many",
+]
 
 log = logging.getLogger("a2m.adapter")
 
@@ -123,29 +134,106 @@ def write_many(scope: Scope, layout: Layout, writes: Sequence[Any]) -> Flow[list
             ids += (yield call("remember", list(part))).ids
         except A2MError:
             if ids:
-                yield from _take_back(layout, records[: len(ids)], ids, held)
+                written = [record.to_wire() for record in records[: len(ids)]]
+                per_call, kept = layout.max_records_per_call, layout.capabilities
+                yield from _undo(written, ids, _Before(set(), held), per_call, kept)
             raise
     stored = yield from _by_ids(scope, layout, ids, records)
     scope.caller.wrote(stored)
     return entries_in_order(stored, writes, scope.namespace, layout)
 
 
-def _take_back(
-    layout: Layout, written: Sequence[RecordInput], ids: Sequence[str], held: Mapping[str, Record]
-) -> Flow[None]:
-    """Undo the earlier calls of a write a later call failed: each key they replaced gets
-    its record back as it was read (one ``memory/remember`` per ``max_records_per_call``),
-    then the records they added are removed (one ``memory/forget``). Put back first, so a
-    failure here never loses what was stored before; it is logged and the write's own
-    error is the one raised."""
-    kept = layout.capabilities
-    again = [as_written(held[r.key], kept) for r in written if r.key and r.key in held]
-    added = [id for r, id in zip(written, ids, strict=False) if not (r.key and r.key in held)]
+def remember_whole(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    per_call: int,
+    per_read: int,
+    capabilities: Collection[str] = (),
+    fresh: bool = False,
+) -> Flow[list[str]]:
+    """Write ``records`` in one ``memory/remember`` per ``per_call``, all or nothing;
+    returns the ids the server gave. Run it with :func:`drive` or :func:`drive_async`.
+
+    Where it takes several calls and a later one fails, what the earlier ones did is
+    undone before the failure is raised: a record they created is removed (one
+    ``memory/forget``), a record they replaced at its key is written back as it was (one
+    ``memory/remember`` per ``per_call``), and a record whose id was already stored, which
+    its write left as it was (§3.2), stays. To know which is which, a write of several
+    calls first reads what its ids and keys hold (one ``memory/timeline`` per ``per_read``
+    of each, with vectors where ``capabilities`` has ``embeddings``) — unless ``fresh``
+    says none of them is stored (new ids, new keys), when there is nothing to read. On
+    a binding that cannot select by id or key, each call stays atomic on its own."""
+    size = max(per_call, 1)
+    batches = [list(records[start : start + size]) for start in range(0, len(records), size)]
+    before: _Before | None = _Before(set(), {})
+    if len(batches) > 1 and not fresh:
+        before = yield from _stored_before(records, max(per_read, 1), capabilities)
+    written: list[str] = []
+    for batch in batches:
+        try:
+            written += (yield call("remember", batch)).ids
+        except Exception:
+            if written and before is not None:
+                yield from _undo(records[: len(written)], written, before, per_call, capabilities)
+            raise
+    return written
+
+
+@dataclass(frozen=True)
+class _Before:
+    """What a write's ids and keys held before it: the ids stored, the record at each key."""
+
+    ids: set[str]
+    by_key: dict[str, Record]
+
+
+def _stored_before(
+    records: Sequence[Mapping[str, Any]], per_read: int, capabilities: Collection[str]
+) -> Flow[_Before | None]:
+    ids = [str(r["id"]) for r in records if r.get("id") is not None]
+    keys = list(dict.fromkeys(str(r["key"]) for r in records if r.get("key") is not None))
+    vectors = {"embeddings": True} if "embeddings" in capabilities else {}
+    before = _Before(set(), {})
     try:
-        for part in chunks(again, layout.max_records_per_call):
-            yield call("remember", list(part))
-        if added:
-            yield call("forget", ids=added)
+        for start in range(0, len(ids), per_read):
+            part = ids[start : start + per_read]
+            result = yield call("timeline", where={"id": part}, limit=len(part))
+            before.ids.update(record.id for record in result.records)
+        for start in range(0, len(keys), per_read):
+            part = keys[start : start + per_read]
+            result = yield call("timeline", where={"key": part}, limit=per_read, **vectors)
+            before.by_key.update((r.key, r) for r in result.records if r.key is not None)
+    except CapabilityNotSupported:
+        return None
+    return before
+
+
+def _undo(
+    written: Sequence[Mapping[str, Any]],
+    ids: Sequence[str],
+    before: _Before,
+    per_call: int,
+    capabilities: Collection[str],
+) -> Flow[None]:
+    """Put back what ``written`` replaced, then remove what it created; a failure here is
+    logged, and the write's own failure is the one raised."""
+    again: list[dict[str, Any]] = []
+    created: list[str] = []
+    for record, id in zip(written, ids, strict=False):
+        key = record.get("key")
+        held = before.by_key.get(str(key)) if key is not None else None
+        if id in before.ids and (held is None or held.id == id):
+            continue  # an id already stored: its write changed nothing
+        if held is not None:
+            again.append(as_written(held, capabilities))
+        else:
+            created.append(id)
+    size = max(per_call, 1)
+    try:
+        for start in range(0, len(again), size):
+            yield call("remember", again[start : start + size])
+        if created:
+            yield call("forget", ids=created)
     except A2MError:
         log.exception("could not take back %d records of a failed write", len(written))
 

@@ -10,11 +10,10 @@ the observations another project granted, for a context put before the model
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import threading
 import warnings
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import import_module, metadata
 from typing import Any
@@ -23,6 +22,7 @@ from typing_extensions import Self
 
 from a2m_types import DescribeResult, Record
 
+from ._adapter_batch import remember_whole
 from ._adapter_core import as_written
 from ._adapter_owners import Caller, best_per_key
 from ._adapter_steps import Flow, Step, call, drive, drive_async
@@ -33,7 +33,7 @@ from ._adapter_transfers import (
     transferred_observations,
 )
 from ._async_client import AsyncA2MClient
-from .errors import A2MError, CapabilityNotSupported, IncompleteListing
+from .errors import IncompleteListing
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -61,8 +61,6 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds each A2M call may take when an adapter opens its own client."""
-
-log = logging.getLogger("a2m.adapter")
 
 
 def require_interface(
@@ -251,101 +249,6 @@ async def remember_all(
         fresh=True,
     )
     await drive_async(flow, client)
-
-
-def remember_whole(
-    records: Sequence[Mapping[str, Any]],
-    *,
-    per_call: int,
-    per_read: int,
-    capabilities: Collection[str] = (),
-    fresh: bool = False,
-) -> Flow[list[str]]:
-    """Write ``records`` in one ``memory/remember`` per ``per_call``, all or nothing;
-    returns the ids the server gave. Run it with :func:`drive` or :func:`drive_async`.
-
-    Where it takes several calls and a later one fails, what the earlier ones did is
-    undone before the failure is raised: a record they created is removed (one
-    ``memory/forget``), a record they replaced at its key is written back as it was (one
-    ``memory/remember`` per ``per_call``), and a record whose id was already stored, which
-    its write left as it was (§3.2), stays. To know which is which, a write of several
-    calls first reads what its ids and keys hold (one ``memory/timeline`` per ``per_read``
-    of each, with vectors where ``capabilities`` has ``embeddings``) — unless ``fresh``
-    says none of them is stored (new ids, new keys), when there is nothing to read. On
-    a binding that cannot select by id or key, each call stays atomic on its own."""
-    size = max(per_call, 1)
-    batches = [list(records[start : start + size]) for start in range(0, len(records), size)]
-    before: _Before | None = _Before(set(), {})
-    if len(batches) > 1 and not fresh:
-        before = yield from _stored_before(records, max(per_read, 1), capabilities)
-    written: list[str] = []
-    for batch in batches:
-        try:
-            written += (yield call("remember", batch)).ids
-        except Exception:
-            if written and before is not None:
-                yield from _undo(records[: len(written)], written, before, per_call, capabilities)
-            raise
-    return written
-
-
-@dataclass(frozen=True)
-class _Before:
-    """What a write's ids and keys held before it: the ids stored, the record at each key."""
-
-    ids: set[str]
-    by_key: dict[str, Record]
-
-
-def _stored_before(
-    records: Sequence[Mapping[str, Any]], per_read: int, capabilities: Collection[str]
-) -> Flow[_Before | None]:
-    ids = [str(r["id"]) for r in records if r.get("id") is not None]
-    keys = list(dict.fromkeys(str(r["key"]) for r in records if r.get("key") is not None))
-    vectors = {"embeddings": True} if "embeddings" in capabilities else {}
-    before = _Before(set(), {})
-    try:
-        for start in range(0, len(ids), per_read):
-            part = ids[start : start + per_read]
-            result = yield call("timeline", where={"id": part}, limit=len(part))
-            before.ids.update(record.id for record in result.records)
-        for start in range(0, len(keys), per_read):
-            part = keys[start : start + per_read]
-            result = yield call("timeline", where={"key": part}, limit=per_read, **vectors)
-            before.by_key.update((r.key, r) for r in result.records if r.key is not None)
-    except CapabilityNotSupported:
-        return None
-    return before
-
-
-def _undo(
-    written: Sequence[Mapping[str, Any]],
-    ids: Sequence[str],
-    before: _Before,
-    per_call: int,
-    capabilities: Collection[str],
-) -> Flow[None]:
-    """Put back what ``written`` replaced, then remove what it created; a failure here is
-    logged, and the write's own failure is the one raised."""
-    again: list[dict[str, Any]] = []
-    created: list[str] = []
-    for record, id in zip(written, ids, strict=False):
-        key = record.get("key")
-        held = before.by_key.get(str(key)) if key is not None else None
-        if id in before.ids and (held is None or held.id == id):
-            continue  # an id already stored: its write changed nothing
-        if held is not None:
-            again.append(as_written(held, capabilities))
-        else:
-            created.append(id)
-    size = max(per_call, 1)
-    try:
-        for start in range(0, len(again), size):
-            yield call("remember", again[start : start + size])
-        if created:
-            yield call("forget", ids=created)
-    except A2MError:
-        log.exception("could not take back %d records of a failed write", len(written))
 
 
 def memory_lines(records: Sequence[Record], header: str | None = None) -> str:
