@@ -160,6 +160,29 @@ def test_remember_whole_puts_back_what_a_write_replaced_at_its_key() -> None:
         ]
 
 
+def test_remember_whole_puts_back_the_owners_record_it_replaced_where_owners_share_a_key() -> None:
+    """Two owners hold ``notes/a`` (keys are unique per owner, §3.6); ada's write replaces
+    ada's record only. When a later call fails, ada's record is put back and bob's, read
+    beside it, is left alone."""
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=1, max_content_length=20))
+    with A2MServer(config) as server, A2MClient.in_process(server) as client:
+        client.remember([{"content": "ada's", "key": "notes/a", "owner": "ada"}])
+        client.remember([{"content": "bob's", "key": "notes/a", "owner": "bob"}])
+        before = client.timeline().records
+        batch = [
+            {"content": "ada's new", "key": "notes/a", "owner": "ada"},
+            {"content": "x" * 30, "key": "notes/b", "owner": "ada"},
+        ]
+        flow = remember_whole(batch, per_call=1, per_read=10, capabilities=["scopes"])
+        with pytest.raises(QuotaExceeded):
+            drive(flow, client)
+        after = client.timeline().records
+        assert [(r.owner, r.content) for r in after] == [("ada", "ada's"), ("bob", "bob's")]
+        assert [r.model_dump(exclude={"updated_at", "revision"}) for r in after] == [
+            r.model_dump(exclude={"updated_at", "revision"}) for r in before
+        ]
+
+
 @pytest.mark.parametrize("cursor", [True, False], ids=["paged", "unpaged"])
 async def test_a_listing_is_complete_or_says_it_is_not(
     a2m_http_server_factory: Any, cursor: bool

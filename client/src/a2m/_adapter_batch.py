@@ -136,7 +136,8 @@ def write_many(scope: Scope, layout: Layout, writes: Sequence[Any]) -> Flow[list
             if ids:
                 written = [record.to_wire() for record in records[: len(ids)]]
                 per_call, kept = layout.max_records_per_call, layout.capabilities
-                yield from _undo(written, ids, _Before(set(), held), per_call, kept)
+                before = _Before(set(), {record.id: record for record in held.values()})
+                yield from _undo(written, ids, before, per_call, kept)
             raise
     stored = yield from _by_ids(scope, layout, ids, records)
     scope.caller.wrote(stored)
@@ -181,10 +182,11 @@ def remember_whole(
 
 @dataclass(frozen=True)
 class _Before:
-    """What a write's ids and keys held before it: the ids stored, the record at each key."""
+    """What a write's ids and keys held before it: the client ids already stored, and
+    every record at its keys (of any owner), by id."""
 
     ids: set[str]
-    by_key: dict[str, Record]
+    held: dict[str, Record]
 
 
 def _stored_before(
@@ -200,12 +202,23 @@ def _stored_before(
             result = yield call("timeline", where={"id": part}, limit=len(part))
             before.ids.update(record.id for record in result.records)
         for start in range(0, len(keys), per_read):
-            part = keys[start : start + per_read]
-            result = yield call("timeline", where={"key": part}, limit=per_read, **vectors)
-            before.by_key.update((r.key, r) for r in result.records if r.key is not None)
+            found = yield from _at_keys(keys[start : start + per_read], per_read, vectors)
+            before.held.update((record.id, record) for record in found)
     except CapabilityNotSupported:
         return None
     return before
+
+
+def _at_keys(keys: list[str], per_read: int, vectors: Mapping[str, Any]) -> Flow[list[Record]]:
+    """Every record at ``keys``: owners may share a key, so a full page is asked again in
+    halves until none is."""
+    result = yield call("timeline", where={"key": keys}, limit=per_read, **vectors)
+    if len(result.records) < per_read or len(keys) == 1:
+        return list(result.records)
+    middle = len(keys) // 2
+    first = yield from _at_keys(keys[:middle], per_read, vectors)
+    second = yield from _at_keys(keys[middle:], per_read, vectors)
+    return first + second
 
 
 def _undo(
@@ -216,14 +229,16 @@ def _undo(
     capabilities: Collection[str],
 ) -> Flow[None]:
     """Put back what ``written`` replaced, then remove what it created; a failure here is
-    logged, and the write's own failure is the one raised."""
+    logged, and the write's own failure is the one raised. The id the server gave each
+    record says what its write did: an id already stored that the record named was left
+    as it was (§3.2); the id of a record held at the record's key was replaced (§3.6);
+    any other is new."""
     again: list[dict[str, Any]] = []
     created: list[str] = []
     for record, id in zip(written, ids, strict=False):
-        key = record.get("key")
-        held = before.by_key.get(str(key)) if key is not None else None
-        if id in before.ids and (held is None or held.id == id):
-            continue  # an id already stored: its write changed nothing
+        if record.get("id") == id and id in before.ids:
+            continue
+        held = before.held.get(id)
         if held is not None:
             again.append(as_written(held, capabilities))
         else:
