@@ -358,21 +358,22 @@ def _remember_all(records: list[dict[str, Any]], layout: Layout) -> Plan[None]:
             ids += (yield Call("remember", {"records": records[start : start + step]})).ids
         except A2MError:
             if ids:
-                yield from _take_back(records[: len(ids)], ids, held, layout)
+                yield from _take_back(ids, held, layout)
             raise
 
 
-def _take_back(
-    written: list[dict[str, Any]], ids: list[str], held: dict[str, Record], layout: Layout
-) -> Plan[None]:
-    again = [as_written(held[r["key"]], layout.capabilities) for r in written if r["key"] in held]
-    added = [id for r, id in zip(written, ids, strict=False) if r["key"] not in held]
+def _take_back(ids: list[str], held: dict[str, Record], layout: Layout) -> Plan[None]:
+    # The id the server gave each record says what its write did: the id of the record
+    # held at its address was replaced (§3.6), any other is new.
+    replaced = {record.id: record for record in held.values()}
+    again = [as_written(replaced[id], layout.capabilities) for id in ids if id in replaced]
+    added = [id for id in ids if id not in replaced]
     try:
         yield from _remember(again, layout)
         if added:
             yield Call("forget", {"ids": added})
     except A2MError:
-        log.exception("could not take back %d items of a failed batch", len(written))
+        log.exception("could not take back %d items of a failed batch", len(ids))
 
 
 def _remember(records: list[dict[str, Any]], layout: Layout) -> Plan[None]:
