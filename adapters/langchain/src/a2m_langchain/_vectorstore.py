@@ -48,8 +48,9 @@ class A2MVectorStore(VectorStore):
     Writes, reads by id and deletes by id go through the four-method adapter contract
     (:class:`a2m.adapter.A2MAdapter`), so the documents are entries every other adapter
     reads. Round trips: ``add_texts`` / ``add_documents`` embed once, then one
-    ``memory/remember`` per ``max_records_per_call`` documents (each call atomic), plus one
-    ``memory/timeline`` checking no other namespace holds the keys and one reading the
+    ``memory/remember`` per ``max_records_per_call`` documents (all or nothing, as a
+    database's one transaction: a refused later call has the earlier ones undone), plus
+    one ``memory/timeline`` checking no other namespace holds the keys and one reading the
     entries back; ``similarity_search*`` and ``max_marginal_relevance_search`` one
     ``memory/recall``; ``get_by_ids`` one ``memory/timeline``; ``delete(ids)`` one
     ``memory/timeline`` and one ``memory/forget``; ``delete()`` one ``memory/forget`` (each
