@@ -10,6 +10,7 @@ typed error. Warnings are errors here, so a shape that warns where it need not f
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 from agent_kit import build_agent, call, script
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import INTERRUPT
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 
 from a2m import (
@@ -136,7 +138,8 @@ def test_without_a_cursor_a_small_limit_warns_rather_than_cuts_short() -> None:
 
 def test_writes_go_in_batches_the_server_takes() -> None:
     """Five writes on a server taking two a call: three ``memory/remember``, each write
-    there; a transcript of five new messages: three more before the checkpoint's."""
+    there; a transcript of five new messages and the checkpoint: three more, the
+    checkpoint last, in the call with the last message."""
     with A2MServer(ServerConfig(limits=LimitsConfig(max_records_per_call=2))) as server:
         log = MethodLog(server)
         with A2MClient.in_process(log) as client:
@@ -154,7 +157,7 @@ def test_writes_go_in_batches_the_server_takes() -> None:
             ]
             before = log.count("memory/remember")
             saver.put(stored, checkpoint, generate_metadata(step=1), {"messages": "2"})
-            assert log.count("memory/remember") == before + 4
+            assert log.count("memory/remember") == before + 3
             messages = client.timeline(key_prefix="langgraph/t/messages", limit=100).records
             assert [r.content for r in messages] == [f"message {n}" for n in range(5)]
 
@@ -191,6 +194,101 @@ def test_a_failed_batch_of_writes_keeps_what_an_earlier_call_stored() -> None:
         found = saver.get_tuple(stored)
         assert found is not None
         assert [(channel, value) for _, channel, value in found.pending_writes or []] == writes[:4]
+
+
+def test_a_failed_batch_of_writes_puts_back_the_special_write_it_replaced() -> None:
+    """A stored interrupt, then the task's writes again with a new interrupt first and a
+    write too long for the server last: the new interrupt replaced the old in place (a
+    special write replaces the last), so when the batch fails the old one is put back."""
+    limits = LimitsConfig(max_records_per_call=2, max_content_length=120)
+    with saver_on(limits=limits) as (saver, _):
+        stored = saver.put(_at("t"), generate_checkpoint(), generate_metadata(step=0), {})
+        saver.put_writes(stored, [(INTERRUPT, "old")], "task")
+        with pytest.raises(QuotaExceeded):
+            saver.put_writes(stored, [(INTERRUPT, "new"), ("c0", 0), ("c" * 200, 1)], "task")
+        found = saver.get_tuple(stored)
+        assert found is not None
+        assert [(channel, value) for _, channel, value in found.pending_writes or []] == [
+            (INTERRUPT, "old")
+        ]
+
+
+def test_a_transcript_put_that_fails_leaves_neither_messages_nor_checkpoint() -> None:
+    """A checkpoint with five new messages on a server taking two records a call, the
+    last message too long: the put fails, and the thread holds neither the checkpoint nor
+    any of its messages; the same put without the long message stores all of them."""
+    limits = LimitsConfig(max_records_per_call=2, max_content_length=120)
+    with client_on(limits=limits) as (client, _):
+        saver = A2MSaver(client, transcript=True)
+        checkpoint = generate_checkpoint()
+        said = [HumanMessage(f"message {n}", id=f"m{n}") for n in range(4)]
+        checkpoint["channel_values"]["messages"] = [*said, HumanMessage("x" * 200, id="m4")]
+        with pytest.raises(QuotaExceeded):
+            saver.put(_at("t"), checkpoint, generate_metadata(step=0), {"messages": "1"})
+        assert client.timeline(key_prefix="langgraph/t/").records == []
+        checkpoint["channel_values"]["messages"] = said
+        saver.put(_at("t"), checkpoint, generate_metadata(step=0), {"messages": "1"})
+        assert saver.get_tuple(_at("t")) is not None
+        messages = client.timeline(key_prefix="langgraph/t/messages").records
+        assert [r.content for r in messages] == [f"message {n}" for n in range(4)]
+
+
+class RefusingServer:
+    """An in-process server that, once :attr:`armed`, takes ``taken`` ``memory/remember``
+    calls and refuses the next one (QUOTA_EXCEEDED), as a server running out of room
+    part-way would; it takes every call after that."""
+
+    def __init__(self, server: A2MServer, taken: int) -> None:
+        self.server = server
+        self.taken = taken
+        self.armed = False
+
+    def connect(self, **options: Any) -> Any:
+        return _Refusing(self, self.server.connect(**options))
+
+
+class _Refusing:
+    def __init__(self, owner: RefusingServer, connection: Any) -> None:
+        self._owner = owner
+        self._connection = connection
+
+    def handle(self, message: str) -> str | None:
+        request = json.loads(message)
+        if self._owner.armed and request.get("method") == "memory/remember":
+            if self._owner.taken == 0:
+                self._owner.armed = False
+                error = {"code": -32006, "message": "the store is full"}
+                return json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error})
+            self._owner.taken -= 1
+        return self._connection.handle(message)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def test_a_copy_refused_part_way_leaves_the_target_thread_as_it_was() -> None:
+    """A thread of one checkpoint and three writes copied onto a thread holding its own
+    checkpoint (the same id) and a write, two records a call, the server refusing the
+    second call: the copy fails, and the target is as it was, the checkpoint the first
+    call replaced put back."""
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=2))
+    with A2MServer(config) as server:
+        refusing = RefusingServer(server, taken=1)
+        with A2MClient.in_process(refusing) as client:
+            saver = A2MSaver(client)
+            checkpoint = generate_checkpoint()
+            source = saver.put(_at("a"), checkpoint, generate_metadata(step=0), {})
+            saver.put_writes(source, [(f"c{n}", n) for n in range(3)], "task")
+            target = saver.put(_at("b"), checkpoint, generate_metadata(step=7), {})
+            saver.put_writes(target, [("mine", 1)], "task")
+            before = client.timeline(key_prefix="langgraph/b/", embeddings=True).records
+            refusing.armed = True
+            with pytest.raises(QuotaExceeded, match="full"):
+                saver.copy_thread("a", "b")
+            after = client.timeline(key_prefix="langgraph/b/", embeddings=True).records
+    assert [r.model_dump(exclude={"updated_at", "revision"}) for r in after] == [
+        r.model_dump(exclude={"updated_at", "revision"}) for r in before
+    ]
 
 
 def test_a_server_without_keys_is_refused_at_the_first_call() -> None:

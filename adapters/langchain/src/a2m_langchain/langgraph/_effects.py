@@ -24,8 +24,20 @@ from a2m import (
     IncompleteListing,
     Record,
 )
+from a2m.adapter_support import Flow, remember_whole
 
-__all__ = ["DESCRIBE", "Call", "Embed", "Layout", "Plan", "adrive", "drive", "scan"]
+__all__ = [
+    "DESCRIBE",
+    "Call",
+    "Embed",
+    "Layout",
+    "Plan",
+    "adrive",
+    "drive",
+    "of_flow",
+    "remember_all",
+    "scan",
+]
 
 log = logging.getLogger("a2m_langchain.langgraph")
 
@@ -123,6 +135,48 @@ def _declared(description: DescribeResult, section: str, name: str) -> Any:
     if isinstance(value, Mapping):
         return value.get(name)
     return getattr(value, name, None)
+
+
+_POSITIONAL = {"remember": "records", "forget": "ids", "fetch": "key", "recall": "query"}
+"""The keyword of each client method's first positional parameter, for :func:`of_flow`."""
+
+
+def of_flow(flow: Flow[T]) -> Plan[T]:
+    """A client flow (:mod:`a2m.adapter_support`: ``remember_whole`` …) as a plan: each
+    step becomes a :class:`Call`, and a refused call is raised inside the flow, as a
+    plan's is."""
+    result: Any = None
+    failure: A2MError | None = None
+    while True:
+        try:
+            step = flow.send(result) if failure is None else flow.throw(failure)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        params = dict(step.kwargs)
+        if step.args:
+            params[_POSITIONAL[step.method]] = step.args[0]
+        result, failure = None, None
+        try:
+            result = yield Call(step.method, params)
+        except A2MError as refused:
+            failure = refused
+
+
+def remember_all(
+    records: list[dict[str, Any]], layout: Layout, *, fresh: bool = False
+) -> Plan[list[str]]:
+    """``records`` written in one ``memory/remember`` per ``max_records_per_call``, all or
+    nothing (:func:`a2m.adapter_support.remember_whole`: where several calls are needed,
+    what their ids and keys hold is read first, vectors too, and a refused later call has
+    the earlier ones undone, put back or removed); the ids the server gave."""
+    flow = remember_whole(
+        records,
+        per_call=layout.max_records_per_call,
+        per_read=layout.keys_per_call,
+        capabilities=layout.capabilities,
+        fresh=fresh,
+    )
+    return (yield from of_flow(flow))
 
 
 def drive(plan: Plan[T], client: A2MClient, embeddings: Embeddings | None) -> T:

@@ -25,7 +25,6 @@ where the server pages by cursor, one without a ``limit`` where it declares no
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,10 +39,10 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 
-from a2m import A2MError, Record
+from a2m import Record
 
 from ._addressing import encode_key
-from ._effects import Call, Layout, Plan, scan
+from ._effects import Call, Layout, Plan, remember_all, scan
 from ._saver_records import (
     SaverSettings,
     Thread,
@@ -116,11 +115,8 @@ def plan_put(
     checkpoint_record = placed(record, "working", thread, settings, layout)
     if len(messages) < layout.max_records_per_call:
         yield Call("remember", {"records": [checkpoint_record, *messages]})
-    else:  # the messages first, so no checkpoint is stored without them
-        step = layout.max_records_per_call
-        for start in range(0, len(messages), step):
-            yield Call("remember", {"records": messages[start : start + step]})
-        yield Call("remember", {"records": [checkpoint_record]})
+    else:  # the messages first, so no checkpoint is stored without them; all or nothing
+        yield from remember_all([*messages, checkpoint_record], layout)
     # Noted only once written, so a failed put sends its messages again next time.
     written = [r["metadata"]["message_id"] for r in messages]
     settings.written_messages.setdefault(thread.thread_id, set()).update(written)
@@ -143,10 +139,10 @@ def plan_put_writes(
     """One ``memory/remember`` per ``max_records_per_call`` writes: a record per write. A
     regular write already stored stays as it was (its id is derived from its address); a
     special one (error, interrupt…) replaces the last. All or nothing: if a later call
-    fails, the writes this call added are taken back, so no checkpoint is left with part of
-    a task's writes (which LangGraph would read as the task done); before several calls,
-    one ``memory/timeline`` per ``max_recall_limit`` writes finds those stored already,
-    which stay."""
+    fails, what this call did is undone — the writes it added removed, a special write it
+    replaced put back — so no checkpoint is left with part of a task's writes (which
+    LangGraph would read as the task done); before several calls, one ``memory/timeline``
+    per 500 ids and per 500 keys reads what they hold (:func:`remember_all`)."""
     if not writes:
         return
     layout = yield from layout_of(settings)
@@ -179,35 +175,7 @@ def plan_put_writes(
         if idx >= 0:
             record["id"] = stable_id(settings.agent, key)
         records.append(placed(record, "working", thread, settings, layout))
-    step = layout.max_records_per_call
-    if len(records) <= step:
-        yield Call("remember", {"records": records})
-        return
-    for record in records:
-        record.setdefault("id", f"lg-{uuid.uuid4()}")  # to take it back by id
-    # What a repeated call stored already stays, whatever becomes of this one.
-    stored: set[str] = set()
-    keys = [str(record["key"]) for record in records]
-    for start in range(0, len(keys), layout.keys_per_call):
-        chunk = keys[start : start + layout.keys_per_call]
-        found = yield Call(
-            "timeline", {"key_prefix": space, "where": {"key": chunk}, "limit": len(chunk)}
-        )
-        stored.update(str(r.key) for r in found.records)
-    written = False
-    try:
-        for start in range(0, len(records), step):
-            yield Call("remember", {"records": records[start : start + step]})
-            written = True
-    except Exception:
-        new = [str(record["id"]) for record in records if record["key"] not in stored]
-        if written and new:
-            try:
-                for start in range(0, len(new), layout.keys_per_call):
-                    yield Call("forget", {"ids": new[start : start + layout.keys_per_call]})
-            except A2MError:
-                log.exception("could not take back the writes of a failed put_writes")
-        raise
+    yield from remember_all(records, layout)
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -323,7 +291,9 @@ def plan_delete_thread(thread_id: str, settings: SaverSettings) -> Plan[None]:
 
 def plan_copy_thread(source: str, target: str, settings: SaverSettings) -> Plan[None]:
     """Every record of ``source`` rewritten into ``target``: one timeline (per
-    ``max_recall_limit`` records) and one remember per ``max_records_per_call``."""
+    ``max_recall_limit`` records) and one remember per ``max_records_per_call``, all or
+    nothing (what ``target`` held at those keys is read first where that takes several
+    calls, and put back if a later one is refused)."""
     layout = yield from layout_of(settings)
     old, new = Thread(settings.root, str(source)), Thread(settings.root, str(target))
     vectors = {"embeddings": True} if "embeddings" in layout.capabilities else {}
@@ -346,9 +316,7 @@ def plan_copy_thread(source: str, target: str, settings: SaverSettings) -> Plan[
         if record.id.startswith("lg-"):
             copy["id"] = stable_id(settings.agent, copy["key"])
         copies.append(placed(copy, str(meta.get("type", "working")), new, settings, layout))
-    step = layout.max_records_per_call
-    for start in range(0, len(copies), step):
-        yield Call("remember", {"records": copies[start : start + step]})
+    yield from remember_all(copies, layout)
 
 
 def plan_delete_for_runs(run_ids: Sequence[str], settings: SaverSettings) -> Plan[None]:

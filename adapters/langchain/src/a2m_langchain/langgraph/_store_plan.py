@@ -27,7 +27,6 @@ Every operation is checked before the first call, so a refused batch sends nothi
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,12 +45,12 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import InvalidNamespaceError as InvalidNamespace
 
-from a2m import A2MError, CapabilityNotSupported, Record
+from a2m import CapabilityNotSupported, Record
 from a2m.adapter_support import as_written
 from a2m_types import format_timestamp
 
 from ._addressing import item_address, names_needed, namespace_path
-from ._effects import DESCRIBE, Call, Embed, Layout, Plan
+from ._effects import DESCRIBE, Call, Embed, Layout, Plan, remember_all
 from ._items import (
     RESERVED_ROOT,
     VALUE_UPDATED_AT,
@@ -64,8 +63,6 @@ from ._items import (
 from ._store_search import list_namespaces, search
 
 __all__ = ["StoreSettings", "check_op", "plan_batch"]
-
-log = logging.getLogger("a2m_langchain.langgraph")
 
 
 @dataclass
@@ -179,19 +176,15 @@ def check_op(op: Op, root: tuple[str, ...]) -> None:
 # --- reads --------------------------------------------------------------------------------
 
 
-def _read_addresses(
-    addresses: Sequence[str], layout: Layout, *, vectors: bool = False
-) -> Plan[dict[str, Record]]:
+def _read_addresses(addresses: Sequence[str], layout: Layout) -> Plan[dict[str, Record]]:
     """The records at ``addresses``, as ``memory/fetch`` picks them (the caller's own,
     else the unowned one, else the latest), in as few timeline calls as the server
-    allows, plus one fetch per address several principals hold; with their vectors when
-    ``vectors`` (on a server keeping them)."""
+    allows, plus one fetch per address several principals hold."""
     unique = list(dict.fromkeys(addresses))
     found: dict[str, Record] = {}
-    extra = {"embeddings": True} if vectors and "embeddings" in layout.capabilities else {}
     if len(unique) == 1:
         # One key: a fetch is the cheapest read there is, and the server knows the caller.
-        fetched = yield Call("fetch", {"key": unique[0], **extra})
+        fetched = yield Call("fetch", {"key": unique[0]})
         if fetched.record is not None:
             found[unique[0]] = fetched.record
         return found
@@ -201,13 +194,13 @@ def _read_addresses(
         try:
             # Room for more records than keys: where owners are kept, several may hold one.
             result = yield Call(
-                "timeline", {"where": {"key": chunk}, "limit": layout.max_recall_limit, **extra}
+                "timeline", {"where": {"key": chunk}, "limit": layout.max_recall_limit}
             )
         except CapabilityNotSupported:
             # A server of the REST draft alone filters on nothing but namespace and type:
             # there, one fetch per address.
             for address in chunk:
-                fetched = yield Call("fetch", {"key": address, **extra})
+                fetched = yield Call("fetch", {"key": address})
                 if fetched.record is not None:
                     found[address] = fetched.record
             continue
@@ -224,7 +217,7 @@ def _read_addresses(
             if len(records) == 1:
                 found[key] = records[0]
         for key in unsure:
-            fetched = yield Call("fetch", {"key": key, **extra})
+            fetched = yield Call("fetch", {"key": key})
             if fetched.record is not None:
                 found[key] = fetched.record
     return found
@@ -275,7 +268,7 @@ def _write(puts: list[PutOp], settings: StoreSettings, layout: Layout) -> Plan[N
     records = [_record(op, vectors.get(i), settings, layout) for i, op in enumerate(kept)]
     # The new state first: when the server refuses a put, nothing was deleted yet.
     if records:
-        yield from _remember_all(records, layout)
+        yield from remember_all(records, layout)
     step = layout.keys_per_call
     for start in range(0, len(doomed), step):
         chunk = doomed[start : start + step]
@@ -339,41 +332,6 @@ def _record(
     if settings.agent is not None and "scopes" in layout.capabilities:
         record["owner"] = settings.agent
     return record
-
-
-def _remember_all(records: list[dict[str, Any]], layout: Layout) -> Plan[None]:
-    """Write the items' records, all or nothing: where they take several calls, what their
-    addresses hold is read first (vectors too), and when a later call is refused each
-    item an earlier call replaced is written back as it was and each it added removed
-    (one ``memory/remember`` per ``max_records_per_call`` and one ``memory/forget``)
-    before the refusal is raised."""
-    step = layout.max_records_per_call
-    if len(records) <= step:
-        yield from _remember(records, layout)
-        return
-    held = yield from _read_addresses([r["key"] for r in records], layout, vectors=True)
-    ids: list[str] = []
-    for start in range(0, len(records), step):
-        try:
-            ids += (yield Call("remember", {"records": records[start : start + step]})).ids
-        except A2MError:
-            if ids:
-                yield from _take_back(ids, held, layout)
-            raise
-
-
-def _take_back(ids: list[str], held: dict[str, Record], layout: Layout) -> Plan[None]:
-    # The id the server gave each record says what its write did: the id of the record
-    # held at its address was replaced (§3.6), any other is new.
-    replaced = {record.id: record for record in held.values()}
-    again = [as_written(replaced[id], layout.capabilities) for id in ids if id in replaced]
-    added = [id for id in ids if id not in replaced]
-    try:
-        yield from _remember(again, layout)
-        if added:
-            yield Call("forget", {"ids": added})
-    except A2MError:
-        log.exception("could not take back %d items of a failed batch", len(ids))
 
 
 def _remember(records: list[dict[str, Any]], layout: Layout) -> Plan[None]:
