@@ -3,7 +3,6 @@ conversation per ``session_id``, each message an episodic record."""
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -11,8 +10,8 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
-from a2m import A2MClient, A2MError, AsyncA2MClient, IncompleteListing, Record
-from a2m.adapter_support import remember_all
+from a2m import A2MClient, AsyncA2MClient, IncompleteListing, Record
+from a2m.adapter_support import Flow, drive, drive_async, remember_whole
 
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import BaseChatMessageHistory
@@ -33,8 +32,6 @@ from ._records import (
 )
 
 __all__ = ["A2MChatMessageHistory"]
-
-log = logging.getLogger("a2m_langchain")
 
 
 def _checked(limit: int | None) -> int | None:
@@ -204,19 +201,7 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
             texts = embeddable(messages)
             found = self.embeddings.embed_documents(texts) if texts else []
             vectors = message_vectors(messages, found)
-        chunks = self._chunks(messages, layout, vectors)
-        written: list[str] = []
-        try:
-            for chunk in chunks:
-                client.remember(chunk)
-                written += [str(record["id"]) for record in chunk]
-        except Exception:
-            if written:  # a later batch was refused: take back the earlier ones
-                try:
-                    client.forget(written)
-                except A2MError:
-                    log.exception("could not take back %d messages of a failed write", len(written))
-            raise
+        drive(self._write(messages, layout, vectors), client)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """The async twin of :meth:`add_messages`."""
@@ -230,22 +215,29 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
             texts = embeddable(messages)
             found = await self.embeddings.aembed_documents(texts) if texts else []
             vectors = message_vectors(messages, found)
-        chunks = self._chunks(messages, layout, vectors)
-        await remember_all(client, layout, [record for chunk in chunks for record in chunk])
+        await drive_async(self._write(messages, layout, vectors), client)
 
-    def _chunks(
+    def _write(
         self,
         messages: Sequence[BaseMessage],
         layout: Layout,
         vectors: Sequence[Sequence[float] | None] | None,
-    ) -> list[list[dict[str, object]]]:
+    ) -> Flow[list[str]]:
+        """The messages' records, each under a new id, in one ``memory/remember`` per
+        ``max_records_per_call``, all or nothing (a refused later batch has the earlier
+        ones removed)."""
         records = message_records(
             list(messages), self.provenance, layout, session=self.session_id, vectors=vectors
         )
-        for record in records:  # named, so that a failed batch can be taken back
+        for record in records:
             record["id"] = new_id()
-        size = layout.max_records_per_call
-        return [records[start : start + size] for start in range(0, len(records), size)]
+        return remember_whole(
+            records,
+            per_call=layout.max_records_per_call,
+            per_read=layout.max_recall_limit,
+            capabilities=layout.capabilities,
+            fresh=True,
+        )
 
     # --- delete ----------------------------------------------------------------------------
 
