@@ -211,7 +211,8 @@ def _stored_before(
 
 def _at_keys(keys: list[str], per_read: int, vectors: Mapping[str, Any]) -> Flow[list[Record]]:
     """Every record at ``keys``: owners may share a key, so a full page is asked again in
-    halves until none is."""
+    halves, down to one key a call (where more owners than ``per_read`` share one key,
+    the page holds ``per_read`` of them)."""
     result = yield call("timeline", where={"key": keys}, limit=per_read, **vectors)
     if len(result.records) < per_read or len(keys) == 1:
         return list(result.records)
