@@ -4,6 +4,7 @@ with ``dump_component`` like any AutoGen component."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing_extensions import Self
 from a2m import NOT_GIVEN, A2MError, AsyncA2MClient, PromptOptions, Record, filters
 from a2m.adapter import AsyncA2MAdapter
 from a2m.adapter_support import drive_async, transferred_lines, transferred_observations
+from a2m_types import new_id
 from a2m_types.rest import validate_namespace
 
 from ._connection import ConnectionConfig, Link, cancellable
@@ -212,26 +214,33 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         them, all or nothing. Every content is checked before anything is sent, so a bad
         one writes nothing; each call is atomic on the server (§4.2), and where a later one
         fails, one ``memory/forget`` takes back what the earlier ones wrote (each content
-        is a new record) before the error is raised."""
+        is a new record, under a new id) before the error is raised. Cancelled through
+        ``cancellation_token``, it takes back the call in flight too, which the server
+        may have stored before the cancel reached it (one it stores after is kept)."""
         if not contents:
             return
         layout = await self._link.layout()
         provenance = self._provenance()
         kind = self._config.memory_type
-        records = [content_record(c, provenance, layout, kind) for c in contents]
+        records = [
+            content_record(c, provenance, layout, kind).model_copy(update={"id": new_id()})
+            for c in contents
+        ]
         client = await self._link.client()
         step = layout.max_records_per_call
-        written: list[str] = []
+        answered: list[str] = []
+        in_flight: list[str] = []
         try:
             for start in range(0, len(records), step):
                 batch = records[start : start + step]
-                written += (await cancellable(client.remember(batch), cancellation_token)).ids
+                in_flight = [str(record.id) for record in batch]
+                await cancellable(client.remember(batch), cancellation_token)
+                answered += in_flight
         except A2MError:
-            if written:
-                try:
-                    await client.forget(ids=written)
-                except A2MError:
-                    log.exception("could not take back %d records of a failed write", len(written))
+            await _take_back(client, answered)
+            raise
+        except asyncio.CancelledError:
+            await _take_back(client, answered + in_flight)
             raise
 
     # --- reading -------------------------------------------------------------------------
@@ -425,3 +434,14 @@ def _latest_user_text(messages: Sequence[Any]) -> str:
 
 def _plain(content: MemoryContent) -> str:
     return content.content if isinstance(content.content, str) else query_text(content)
+
+
+async def _take_back(client: AsyncA2MClient, ids: list[str]) -> None:
+    """Remove the records ``ids`` of a write that did not complete (one ``memory/forget``,
+    shielded so a second cancel cannot cut it short); a failure is logged."""
+    if not ids:
+        return
+    try:
+        await asyncio.shield(client.forget(ids=ids))
+    except A2MError:
+        log.exception("could not take back %d records of a failed write", len(ids))
