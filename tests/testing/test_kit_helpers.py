@@ -11,7 +11,7 @@ import pytest
 
 import a2m_testing
 import a2m_testing.contract
-from a2m import A2MClient, AsyncA2MClient
+from a2m import A2MClient, AsyncA2MClient, QuotaExceeded
 from a2m_server.config import (
     LimitsConfig,
     ObservationsConfig,
@@ -31,6 +31,7 @@ from a2m_testing import (
     open_client,
 )
 from a2m_testing._config import config_toml, server_config
+from a2m_testing.servers import Intercepted, refusal
 
 CUSTOM = ServerConfig(
     name='team "memory" — ünïcode',
@@ -218,3 +219,22 @@ def test_the_plugin_is_registered_under_the_entry_point_a2m() -> None:
 
     (plugin,) = [ep for ep in entry_points(group="pytest11") if ep.name == "a2m"]
     assert plugin.load() is a2m_testing.plugin
+
+
+def test_an_intercepted_server_answers_through_its_hook() -> None:
+    """The hook sees each parsed request: it lets the server answer, or answers in its
+    place with a refusal the client raises as its typed error; nothing refused is stored."""
+    seen: list[str] = []
+
+    def hook(request: dict[str, object], answer: object) -> str | None:
+        seen.append(str(request["method"]))
+        if request["method"] == "memory/remember" and seen.count("memory/remember") == 2:
+            return refusal(request, -32006, "the store is full")
+        return answer()  # type: ignore[operator, no-any-return]
+
+    with A2MServer() as server, A2MClient.in_process(Intercepted(server, hook)) as client:
+        client.remember("first")
+        with pytest.raises(QuotaExceeded, match="the store is full"):
+            client.remember("second")
+        assert [r.content for r in client.timeline().records] == ["first"]
+    assert seen.count("memory/remember") == 2

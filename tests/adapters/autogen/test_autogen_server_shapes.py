@@ -10,7 +10,6 @@ that completes asked for neither."""
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -30,6 +29,7 @@ from a2m_autogen import A2MChatCompletionContext, A2MMemory
 from a2m_autogen.agentchat import A2MTranscript
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
+from a2m_testing.servers import Intercepted
 from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL, SMALL_RECALL_NO_CURSOR, lacking
 
 pytestmark = pytest.mark.anyio
@@ -238,51 +238,31 @@ async def test_loading_a_saved_context_keeps_the_old_one_until_the_new_is_writte
         ]
 
 
-class SlowToAnswer:
-    """An in-process server that stores the second ``memory/remember`` at once but answers
-    it only after ``delay`` seconds, as a slow network would."""
-
-    def __init__(self, server: A2MServer, delay: float) -> None:
-        self.server = server
-        self.delay = delay
-        self.remembered = 0
-        self.second_stored = threading.Event()
-
-    def connect(self, **options: Any) -> Any:
-        return _SlowConnection(self, self.server.connect(**options))
-
-
-class _SlowConnection:
-    def __init__(self, owner: SlowToAnswer, connection: Any) -> None:
-        self._owner = owner
-        self._connection = connection
-
-    def handle(self, message: str) -> str | None:
-        answer = self._connection.handle(message)
-        if json.loads(message).get("method") == "memory/remember":
-            self._owner.remembered += 1
-            if self._owner.remembered == 2:
-                self._owner.second_stored.set()
-                time.sleep(self._owner.delay)
-        return answer  # type: ignore[no-any-return]
-
-    def close(self) -> None:
-        self._connection.close()
-
-
 async def test_add_many_cancelled_part_way_takes_back_what_the_server_stored() -> None:
     """Two contents a call; the second call is stored but its answer is slow, and the
     caller cancels meanwhile: ``add_many`` raises ``CancelledError`` and both calls'
     records are taken back, the one in flight included."""
+    second_stored = threading.Event()
+    remembered = 0
+
+    def slow_second_answer(request: dict[str, Any], answer: Any) -> str | None:
+        nonlocal remembered
+        text = answer()
+        if request.get("method") == "memory/remember":
+            remembered += 1
+            if remembered == 2:  # stored; its answer is slow to come back
+                second_stored.set()
+                time.sleep(0.5)
+        return text  # type: ignore[no-any-return]
+
     with A2MServer(ServerConfig(limits=LimitsConfig(max_records_per_call=2))) as server:
-        slow = SlowToAnswer(server, delay=0.5)
-        async with AsyncA2MClient.in_process(slow) as client:
+        async with AsyncA2MClient.in_process(Intercepted(server, slow_second_answer)) as client:
             memory = A2MMemory(client, namespace="travel/prefs")
             token = CancellationToken()
             adding = asyncio.ensure_future(
                 memory.add_many([MemoryContent(content=f, mime_type=TEXT) for f in FACTS], token)
             )
-            assert await asyncio.to_thread(slow.second_stored.wait, 10)
+            assert await asyncio.to_thread(second_stored.wait, 10)
             token.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await adding

@@ -10,7 +10,6 @@ typed error. Warnings are errors here, so a shape that warns where it need not f
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,7 +30,7 @@ from a2m import (
 from a2m_langchain.langgraph import A2MSaver, A2MStore
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
-from a2m_testing.servers import MethodLog
+from a2m_testing.servers import Intercepted, MethodLog, refusal
 from a2m_testing.shapes import (
     EVERY_CAPABILITY,
     SERVER_SHAPES,
@@ -233,37 +232,21 @@ def test_a_transcript_put_that_fails_leaves_neither_messages_nor_checkpoint() ->
         assert [r.content for r in messages] == [f"message {n}" for n in range(4)]
 
 
-class RefusingServer:
-    """An in-process server that, once :attr:`armed`, takes ``taken`` ``memory/remember``
-    calls and refuses the next one (QUOTA_EXCEEDED), as a server running out of room
-    part-way would; it takes every call after that."""
+def refusing_one_remember(taken: int) -> tuple[dict[str, Any], Any]:
+    """A hook for :class:`Intercepted` that, once ``state["armed"]``, lets ``taken``
+    ``memory/remember`` calls through and refuses the next one (QUOTA_EXCEEDED), as a
+    server running out of room part-way would; every call after it goes through."""
+    state: dict[str, Any] = {"armed": False, "taken": taken}
 
-    def __init__(self, server: A2MServer, taken: int) -> None:
-        self.server = server
-        self.taken = taken
-        self.armed = False
+    def hook(request: dict[str, Any], answer: Any) -> str | None:
+        if state["armed"] and request.get("method") == "memory/remember":
+            if state["taken"] == 0:
+                state["armed"] = False
+                return refusal(request, -32006, "the store is full")
+            state["taken"] -= 1
+        return answer()  # type: ignore[no-any-return]
 
-    def connect(self, **options: Any) -> Any:
-        return _Refusing(self, self.server.connect(**options))
-
-
-class _Refusing:
-    def __init__(self, owner: RefusingServer, connection: Any) -> None:
-        self._owner = owner
-        self._connection = connection
-
-    def handle(self, message: str) -> str | None:
-        request = json.loads(message)
-        if self._owner.armed and request.get("method") == "memory/remember":
-            if self._owner.taken == 0:
-                self._owner.armed = False
-                error = {"code": -32006, "message": "the store is full"}
-                return json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error})
-            self._owner.taken -= 1
-        return self._connection.handle(message)  # type: ignore[no-any-return]
-
-    def close(self) -> None:
-        self._connection.close()
+    return state, hook
 
 
 def test_a_copy_refused_part_way_leaves_the_target_thread_as_it_was() -> None:
@@ -272,20 +255,19 @@ def test_a_copy_refused_part_way_leaves_the_target_thread_as_it_was() -> None:
     second call: the copy fails, and the target is as it was, the checkpoint the first
     call replaced put back."""
     config = ServerConfig(limits=LimitsConfig(max_records_per_call=2))
-    with A2MServer(config) as server:
-        refusing = RefusingServer(server, taken=1)
-        with A2MClient.in_process(refusing) as client:
-            saver = A2MSaver(client)
-            checkpoint = generate_checkpoint()
-            source = saver.put(_at("a"), checkpoint, generate_metadata(step=0), {})
-            saver.put_writes(source, [(f"c{n}", n) for n in range(3)], "task")
-            target = saver.put(_at("b"), checkpoint, generate_metadata(step=7), {})
-            saver.put_writes(target, [("mine", 1)], "task")
-            before = client.timeline(key_prefix="langgraph/b/", embeddings=True).records
-            refusing.armed = True
-            with pytest.raises(QuotaExceeded, match="full"):
-                saver.copy_thread("a", "b")
-            after = client.timeline(key_prefix="langgraph/b/", embeddings=True).records
+    state, hook = refusing_one_remember(taken=1)
+    with A2MServer(config) as server, A2MClient.in_process(Intercepted(server, hook)) as client:
+        saver = A2MSaver(client)
+        checkpoint = generate_checkpoint()
+        source = saver.put(_at("a"), checkpoint, generate_metadata(step=0), {})
+        saver.put_writes(source, [(f"c{n}", n) for n in range(3)], "task")
+        target = saver.put(_at("b"), checkpoint, generate_metadata(step=7), {})
+        saver.put_writes(target, [("mine", 1)], "task")
+        before = client.timeline(key_prefix="langgraph/b/", embeddings=True).records
+        state["armed"] = True
+        with pytest.raises(QuotaExceeded, match="full"):
+            saver.copy_thread("a", "b")
+        after = client.timeline(key_prefix="langgraph/b/", embeddings=True).records
     assert [r.model_dump(exclude={"updated_at", "revision"}) for r in after] == [
         r.model_dump(exclude={"updated_at", "revision"}) for r in before
     ]

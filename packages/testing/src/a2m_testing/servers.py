@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -29,7 +29,14 @@ if TYPE_CHECKING:
     from a2m_server.config import ServerConfig
     from a2m_server.server import A2MServer
 
-__all__ = ["MethodLog", "Servers", "serve_http", "stdio_command"]
+__all__ = [
+    "Intercepted",
+    "MethodLog",
+    "Servers",
+    "refusal",
+    "serve_http",
+    "stdio_command",
+]
 
 _STARTUP_TIMEOUT = 30.0
 _SHUTDOWN_TIMEOUT = 30.0
@@ -259,6 +266,43 @@ def _wait_started(
         if time.monotonic() > deadline:
             raise RuntimeError(f"the HTTP server did not start within {_STARTUP_TIMEOUT:.0f}s")
         time.sleep(0.005)
+
+
+class Intercepted:
+    """An in-process server whose connections pass every message through ``hook``, for a
+    test injecting a fault: ``hook(request, answer)`` gets the parsed JSON-RPC message and
+    a function that has the server answer it, and returns the answer text to send (the
+    server's, after a delay, say) or its own (an error in the server's place). Pass it to
+    ``A2MClient.in_process`` in place of the server."""
+
+    def __init__(
+        self, server: A2MServer, hook: Callable[[dict[str, Any], Callable[[], str | None]], Any]
+    ) -> None:
+        self.server = server
+        self.hook = hook
+
+    def connect(self, **options: Any) -> Any:
+        return _InterceptedConnection(self.hook, self.server.connect(**options))
+
+
+class _InterceptedConnection:
+    def __init__(self, hook: Callable[..., Any], connection: Any) -> None:
+        self._hook = hook
+        self._connection = connection
+
+    def handle(self, message: str) -> str | None:
+        request = json.loads(message)
+        return self._hook(request, lambda: self._connection.handle(message))  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def refusal(request: Mapping[str, Any], code: int, message: str) -> str:
+    """The JSON-RPC error answer to ``request`` a hook of :class:`Intercepted` sends in
+    the server's place."""
+    error = {"code": code, "message": message}
+    return json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "error": error})
 
 
 class MethodLog:
