@@ -9,12 +9,10 @@ no call asks for more records than the server returns in one."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from agent_framework import Agent, InMemoryHistoryProvider, Message, SessionStore
 from maf_fake_client import ScriptedChatClient, calls, said
-from test_history_provider import _dicts, _every_content, _script, get_weather
+from test_history_provider import _dicts, _every_content, what_the_model_saw
 from test_session_store import _script as _store_script
 
 from a2m_agent_framework import A2MContextProvider, A2MHistoryProvider, A2MSessionStore
@@ -33,28 +31,17 @@ SAME_ANSWERS = {
 }
 
 
-async def _what_the_model_saw(provider: Any) -> list[list[tuple[str, str]]]:
-    client = ScriptedChatClient(_script())
-    agent = Agent(
-        client=client, name="forecaster", tools=[get_weather], context_providers=[provider]
-    )
-    session = agent.create_session()
-    await agent.run("Weather in Lyon?", session=session)
-    await agent.run("What did I ask?", session=session)
-    return [[(str(m.role), m.text) for m in call] for call in client.inputs]
-
-
 @pytest.mark.parametrize("shape", list(SAME_ANSWERS))
 async def test_the_history_answers_as_in_memory_history_on_every_server_shape(
     shape: str,
 ) -> None:
     """Two runs (six messages, more than three), then eight messages of every content
     type saved, replayed with one more, and cleared."""
-    expected = await _what_the_model_saw(InMemoryHistoryProvider())
+    expected = await what_the_model_saw(InMemoryHistoryProvider())
     messages = _every_content()
     async with async_client_on(**SAME_ANSWERS[shape]) as (client, _):
         provider = A2MHistoryProvider(client)
-        assert await _what_the_model_saw(provider) == expected
+        assert await what_the_model_saw(provider) == expected
         await provider.save_messages("s-all", messages)
         assert _dicts(await provider.get_messages("s-all")) == _dicts(messages)
         more = [*messages, Message(role="user", contents=["new"])]

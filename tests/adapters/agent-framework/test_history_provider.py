@@ -64,19 +64,26 @@ async def test_a_run_stores_what_in_memory_history_stores(
     ]
 
 
+async def what_the_model_saw(provider: Any) -> list[list[tuple[str, str]]]:
+    """Each model call's messages (role, text) over two turns of a tool-calling agent
+    with ``provider`` as its history."""
+    client = ScriptedChatClient(_script())
+    agent = Agent(
+        client=client, name="forecaster", tools=[get_weather], context_providers=[provider]
+    )
+    session = agent.create_session()
+    await agent.run("Weather in Lyon?", session=session)
+    await agent.run("What did I ask?", session=session)
+    return [[(str(m.role), m.text) for m in call] for call in client.inputs]
+
+
 async def test_the_model_sees_the_same_history_as_with_in_memory_history(
     a2m_async_client: AsyncA2MClient,
 ) -> None:
-    seen: list[list[list[tuple[str, str]]]] = []
-    for provider in (InMemoryHistoryProvider(), A2MHistoryProvider(a2m_async_client)):
-        client = ScriptedChatClient(_script())
-        agent = Agent(
-            client=client, name="forecaster", tools=[get_weather], context_providers=[provider]
-        )
-        session = agent.create_session()
-        await agent.run("Weather in Lyon?", session=session)
-        await agent.run("What did I ask?", session=session)
-        seen.append([[(str(m.role), m.text) for m in call] for call in client.inputs])
+    seen = [
+        await what_the_model_saw(provider)
+        for provider in (InMemoryHistoryProvider(), A2MHistoryProvider(a2m_async_client))
+    ]
     assert seen[0] == seen[1]
     assert seen[1][2][-2:] == [("assistant", "It is sunny in Lyon."), ("user", "What did I ask?")]
 
