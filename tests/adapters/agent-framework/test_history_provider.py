@@ -16,7 +16,8 @@ from a2m.errors import InvalidParams, QuotaExceeded
 from a2m_agent_framework import A2MHistoryProvider
 from a2m_server.config import LimitsConfig, ServerConfig
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 
 @tool

@@ -19,8 +19,10 @@ from a2m import AsyncA2MClient
 from a2m.errors import CapabilityNotSupported, InvalidParams
 from a2m_agent_framework import A2MSessionStore
 
+# Each test runs on both stores (SQLite and PostgreSQL).
 pytestmark = [
     pytest.mark.anyio,
+    pytest.mark.usefixtures("store_backend"),
     pytest.mark.filterwarnings("ignore::agent_framework._feature_stage.ExperimentalWarning"),
 ]
 

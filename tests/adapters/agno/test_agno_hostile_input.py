@@ -15,6 +15,9 @@ from a2m.adapter import UnstorableValue
 from a2m_agno import A2MDb, A2MVectorDb
 from a2m_testing.hostile import HOSTILE_VALUES
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 
 @pytest.mark.parametrize("label", list(HOSTILE_VALUES))
 def test_a_memory_a2m_cannot_carry_is_refused_unwritten(client: A2MClient, label: str) -> None:

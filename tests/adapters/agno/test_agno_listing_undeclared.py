@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import pytest
 from agno.db.schemas.memory import UserMemory
 
 from a2m import A2MClient
 from a2m_agno import A2MDb
 from a2m_server.config import ServerConfig
 from a2m_testing.plugin import HTTPServerFactory
+
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
 
 UNDECLARED = ServerConfig(timeline_cursor=False, declare_recall_limit=False)
 

@@ -14,6 +14,9 @@ from a2m_agno import A2MDb, AsyncA2MDb
 from a2m_server.server import A2MServer
 from a2m_testing.servers import serve_http
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 TOKENS = {"token-a": "alice", "token-b": "bob"}
 
 

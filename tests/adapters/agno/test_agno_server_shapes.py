@@ -42,6 +42,9 @@ from a2m_testing.shapes import (
     lacking,
 )
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 SHAPES = {**SERVER_SHAPES, **lacking("tiers", "sessions", "scopes", "prompt")}
 
 RUST = "Rust has a borrow checker that prevents data races at compile time."

@@ -32,7 +32,8 @@ from a2m_server.server import A2MServer
 from a2m_testing.servers import Intercepted
 from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL, SMALL_RECALL_NO_CURSOR, lacking
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 SHAPES = {
     **SERVER_SHAPES,

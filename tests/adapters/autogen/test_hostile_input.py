@@ -13,7 +13,8 @@ from a2m.adapter import UnstorableValue
 from a2m_autogen import A2MChatCompletionContext, A2MMemory
 from a2m_testing.hostile import HOSTILE_VALUES
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 
 async def _count(client: AsyncA2MClient) -> int:

@@ -12,7 +12,8 @@ from a2m_autogen import A2MChatCompletionContext
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_testing.plugin import HTTPServerFactory
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 UNDECLARED = ServerConfig(timeline_cursor=False, declare_recall_limit=False)
 CAPPED = ServerConfig(timeline_cursor=False, limits=LimitsConfig(max_recall_limit=50))

@@ -12,7 +12,8 @@ from a2m_autogen import A2MChatCompletionContext, A2MMemory
 from a2m_server.server import A2MServer
 from a2m_testing.servers import serve_http
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 
 async def test_each_principal_loads_its_own_transcript(a2m_server: A2MServer) -> None:

@@ -13,7 +13,8 @@ from a2m import AsyncA2MClient, Record
 from a2m_autogen import PROVENANCE_KEY, A2MMemory
 from a2m_autogen._memory import _below
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 TEXT = MemoryMimeType.TEXT
 NOTES = [

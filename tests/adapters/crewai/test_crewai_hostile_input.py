@@ -15,6 +15,9 @@ from a2m.adapter import UnstorableValue
 from a2m_crewai import A2MStorage
 from a2m_testing.hostile import HOSTILE_VALUES
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 
 @pytest.mark.parametrize("label", list(HOSTILE_VALUES))
 def test_a_value_a2m_cannot_carry_is_refused_before_anything_is_written(

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import pytest
 from crewai.memory.types import MemoryRecord
 
 from a2m import A2MClient
 from a2m_crewai import A2MStorage
 from a2m_server.config import ServerConfig
 from a2m_testing.plugin import HTTPServerFactory
+
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
 
 UNDECLARED = ServerConfig(timeline_cursor=False, declare_recall_limit=False)
 

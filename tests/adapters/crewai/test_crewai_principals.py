@@ -15,6 +15,9 @@ from a2m_crewai import A2MStorage
 from a2m_server.server import A2MServer
 from a2m_testing.servers import serve_http
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 
 @pytest.fixture
 def url(a2m_server: A2MServer) -> Iterator[str]:

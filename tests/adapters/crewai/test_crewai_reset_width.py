@@ -12,6 +12,9 @@ from crewai.memory.types import MemoryRecord
 
 from a2m_crewai import A2MStorage
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 
 def _record(text: str, vector: list[float]) -> MemoryRecord:
     return MemoryRecord(content=text, scope="/crew", embedding=vector)

@@ -34,6 +34,9 @@ from a2m_testing.shapes import (
     lacking,
 )
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 SHAPES = {**SERVER_SHAPES, **lacking("tiers", "sessions", "scopes")}
 
 # Each query's best match holds words no other record holds: the top of a search is the

@@ -19,6 +19,9 @@ from a2m_crewai import A2MStorage
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_testing.plugin import HTTPServerFactory
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 
 class _Outage(httpx.BaseTransport):
     """Real HTTP, except that the server is unreachable for the calls of ``method`` once

@@ -16,6 +16,9 @@ from a2m.adapter import UnstorableValue
 from a2m_langchain import A2MChatMessageHistory, A2MVectorStore
 from a2m_testing.hostile import HOSTILE_VALUES
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 
 @pytest.mark.parametrize("label", list(HOSTILE_VALUES))
 def test_a_document_a2m_cannot_carry_is_refused_unwritten(client: A2MClient, label: str) -> None:

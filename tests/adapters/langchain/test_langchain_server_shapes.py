@@ -24,6 +24,9 @@ from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
 from a2m_testing.shapes import EVERY_CAPABILITY, SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, client_on
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 SHAPES = {**SERVER_SHAPES, "no cursor, max_recall_limit 3": SMALL_RECALL_NO_CURSOR}
 CAPPED = 3
 """The ``max_recall_limit`` of the capped shapes."""

@@ -13,6 +13,9 @@ from a2m_langchain import A2MChatMessageHistory
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_testing.servers import Servers
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 UNDECLARED = ServerConfig(timeline_cursor=False, declare_recall_limit=False)
 CAPPED = ServerConfig(timeline_cursor=False, limits=LimitsConfig(max_recall_limit=100))
 

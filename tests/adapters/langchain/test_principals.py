@@ -16,6 +16,9 @@ from a2m_langchain import A2MChatMessageHistory, A2MRetriever, A2MVectorStore
 from a2m_server.server import A2MServer
 from a2m_testing.servers import serve_http
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 
 @pytest.fixture
 def url(server: A2MServer) -> Iterator[str]:

@@ -39,6 +39,9 @@ from a2m_testing.shapes import (
     lacking,
 )
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 COMPLETE = {**SERVER_SHAPES, **lacking("embeddings", "events", "scopes", "sessions", "tiers")}
 """Shapes on which every answer must equal the default server's."""
 CAPPED = SMALL_RECALL_NO_CURSOR

@@ -25,6 +25,9 @@ from a2m.adapter import A2MAdapter
 from a2m_langchain.langgraph import A2MStore, AsyncA2MStore, ValueRefused
 from a2m_server.server import A2MServer
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 NAMESPACES = [
     ("docs",),
     ("docs", "user-1"),

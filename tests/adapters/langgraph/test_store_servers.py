@@ -29,6 +29,9 @@ from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
 from a2m_testing.shapes import EVERY_CAPABILITY, SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, lacking
 
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 SERVERS = {
     "cursor+operators": {},
     "plain 0.1": {"timeline_cursor": False, "where_operators": False},

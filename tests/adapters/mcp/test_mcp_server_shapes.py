@@ -24,7 +24,8 @@ from a2m_server.server import A2MServer
 from a2m_testing.servers import MethodLog
 from a2m_testing.shapes import SERVER_SHAPES
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 
 @asynccontextmanager

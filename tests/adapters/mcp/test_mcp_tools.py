@@ -15,7 +15,8 @@ from a2m_mcp import MemoryConfig, build_server
 from a2m_server.config import ObservationsConfig, ServerConfig
 from a2m_server.server import A2MServer
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 A2M_TOOLS = {"remember", "recall", "forget", "fetch", "timeline", "remember_observation"}
 GRAPH_TOOLS = {

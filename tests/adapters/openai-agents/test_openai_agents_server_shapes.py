@@ -21,7 +21,8 @@ from a2m_openai_agents import A2MSession, IncompleteHistoryWarning, memory_tools
 from a2m_server.config import LimitsConfig
 from a2m_testing.shapes import SERVER_SHAPES, SMALL_RECALL_NO_CURSOR, async_client_on, lacking
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 SAME_ANSWERS = {
     **SERVER_SHAPES,

@@ -15,7 +15,8 @@ from a2m.errors import A2MConnectionError, InvalidParams, QuotaExceeded
 from a2m_openai_agents import A2MSession, IncompleteHistoryWarning
 from a2m_server.config import LimitsConfig, ServerConfig
 
-pytestmark = pytest.mark.anyio
+# Each test runs on both stores (SQLite and PostgreSQL).
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
 
 
 async def test_twenty_tasks_adding_and_popping_lose_and_duplicate_nothing(
