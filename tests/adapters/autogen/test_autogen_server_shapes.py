@@ -10,12 +10,14 @@ that completes asked for neither."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx
 import pytest
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.messages import MemoryQueryEvent, TextMessage
@@ -24,7 +26,7 @@ from autogen_core.memory import MemoryContent, MemoryMimeType
 from autogen_core.models import AssistantMessage, UserMessage
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
-from a2m import AsyncA2MClient, IncompleteListing, QuotaExceeded
+from a2m import A2MConnectionError, AsyncA2MClient, IncompleteListing, QuotaExceeded
 from a2m_autogen import A2MChatCompletionContext, A2MMemory
 from a2m_autogen.agentchat import A2MTranscript
 from a2m_server.config import LimitsConfig, ServerConfig
@@ -237,6 +239,62 @@ async def test_loading_a_saved_context_keeps_the_old_one_until_the_new_is_writte
         assert [m.content for m in await again.get_messages()] == [
             _message(i).content for i in range(4)
         ]
+
+
+class _ForgetOutage(httpx.AsyncBaseTransport):
+    """Real HTTP, except that the server is unreachable for ``memory/forget`` once
+    ``down`` is set: a server going away between a write and the removal after it."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self.down = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.down and json.loads(request.content or b"{}").get("method") == "memory/forget":
+            raise httpx.ConnectError("connection refused", request=request)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def test_a_saved_context_whose_old_records_could_not_be_removed_reads_back_alone(
+    a2m_http_url: str,
+) -> None:
+    """``load_state`` writes the saved transcript, then the server is gone when the old
+    records are to be removed: the call raises, and every context on the session reads
+    the saved transcript alone, never the old messages mixed in. The next ``load_state``
+    removes what was left."""
+    outage = _ForgetOutage()
+    async with (
+        httpx.AsyncClient(transport=outage) as http,
+        AsyncA2MClient(a2m_http_url, http_client=http, max_retries=0) as client,
+    ):
+        source = A2MChatCompletionContext(client, session="saved")
+        for i in range(4):
+            await source.add_message(_message(i))
+        state = dict(await source.save_state())
+        saved = [_message(i).content for i in range(4)]
+        target = A2MChatCompletionContext(client, session="restored")
+        for i in (7, 8, 9):
+            await target.add_message(_message(i))
+        outage.down = True
+        with pytest.raises(A2MConnectionError):
+            await target.load_state(state)
+        outage.down = False
+        assert [m.content for m in await target.get_messages()] == saved
+        reloaded = A2MChatCompletionContext(client, session="restored")
+        assert [m.content for m in await reloaded.get_messages()] == saved
+        await reloaded.add_message(_message(10))
+        saved.append(_message(10).content)
+        restored = {"transcript": "restored"}
+        assert len((await client.timeline(where=restored)).records) == 3 + 5
+        again = A2MChatCompletionContext(client, session="restored")
+        assert [m.content for m in await again.get_messages()] == saved
+        await again.load_state(await again.save_state())  # removes what was left
+        assert len((await client.timeline(where=restored)).records) == 5
+        last = A2MChatCompletionContext(client, session="restored")
+        assert [m.content for m in await last.get_messages()] == saved
 
 
 async def test_add_many_cancelled_part_way_takes_back_what_the_server_stored() -> None:

@@ -139,6 +139,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         self._loaded = False
         self._loading = asyncio.Lock()
         self._next_seq = 0
+        self._generation = 0
 
     @property
     def session(self) -> str:
@@ -152,6 +153,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
             "type": "episodic",
             "value": _dump(message),
             "seq": self._next_seq,
+            "generation": self._generation,
             "session": config.session,
             "transcript": config.session,
             "mime_type": TEXT_MIME,
@@ -196,11 +198,12 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         layout = await self._link.layout()
         client = await self._link.client()
         selector = layout.beneath(self._config.namespace, self._config.session)
-        stored = _transcript(await every_record(client, layout, selector))
+        generation, stored = _transcript(await every_record(client, layout, selector))
         self._loaded = True
         if stored:
             self._messages = [message for _, message in stored]
             self._next_seq = stored[-1][0] + 1
+            self._generation = generation
         elif self._messages:
             await self._write(self._messages)
 
@@ -229,6 +232,7 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         await (await self._link.client()).forget(**selector)
         self._messages = []
         self._next_seq = 0
+        self._generation = 0
         self._loaded = True
 
     async def save_state(self) -> Mapping[str, Any]:
@@ -238,22 +242,27 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
 
     async def load_state(self, state: Mapping[str, Any]) -> None:
         """Replace the transcript, here and in the store, with the saved one: the saved
-        messages are written first (all or nothing), then the records the transcript held
-        before are removed by id, so a refused write leaves the old transcript whole, here
-        and in the store. Calls: the listing (as the first load), the writes, then one
-        ``memory/forget`` per 1000 earlier records."""
+        messages are written first (all or nothing) as the transcript's next generation,
+        then the records it held before are removed by id. A refused write leaves the old
+        transcript whole, here and in the store; once the write is in, a context loading
+        the session reads the new transcript alone, even where removing the old records
+        then fails (they are left for the next ``load_state`` or ``clear``). Calls: the
+        listing (as the first load), the writes, then one ``memory/forget`` per 1000
+        earlier records."""
         layout = await self._link.layout()
         client = await self._link.client()
         selector = layout.beneath(self._config.namespace, self._config.session)
         earlier = await every_record(client, layout, selector)
-        kept = (self._messages, self._next_seq, self._loaded)
+        kept = (self._messages, self._next_seq, self._loaded, self._generation)
         await super().load_state(state)
+        newest = max((_generation(record) for record in earlier), default=0)
         self._next_seq, self._loaded = 0, True
+        self._generation = max(newest, self._generation) + 1
         try:
             if self._messages:
                 await self._write(self._messages)
         except BaseException:
-            self._messages, self._next_seq, self._loaded = kept
+            self._messages, self._next_seq, self._loaded, self._generation = kept
             raise
         ids = [record.id for record in earlier]
         for start in range(0, len(ids), _IDS_PER_FORGET):
@@ -277,9 +286,18 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
         return cls(token=config.token, initial_messages=config.initial_messages, **fields)
 
 
-def _transcript(records: Sequence[Record]) -> list[tuple[int, LLMMessage]]:
-    """The stored messages, in the order they were added."""
-    found: list[tuple[int, str, LLMMessage]] = []
+def _generation(record: Record) -> int:
+    """Which writing of the transcript ``record`` belongs to: ``load_state`` writes the
+    next one; records from before generations were written are the first, 0."""
+    generation = (record.metadata or {}).get("generation", 0)
+    return generation if type(generation) is int else 0
+
+
+def _transcript(records: Sequence[Record]) -> tuple[int, list[tuple[int, LLMMessage]]]:
+    """The newest generation among the stored messages, and its messages in the order
+    they were added (an older generation's records are what a ``load_state`` that could
+    not finish removing them left behind)."""
+    found: list[tuple[int, int, str, LLMMessage]] = []
     for record in records:
         metadata = record.metadata or {}
         seq = metadata.get("seq")
@@ -289,6 +307,8 @@ def _transcript(records: Sequence[Record]) -> list[tuple[int, LLMMessage]]:
             message = _MESSAGES.validate_python(metadata.get("value"))
         except ValidationError:
             continue  # not a message this context wrote
-        found.append((seq, record.created_at.isoformat(), message))
-    found.sort(key=lambda item: (item[0], item[1]))
-    return [(seq, message) for seq, _, message in found]
+        found.append((_generation(record), seq, record.created_at.isoformat(), message))
+    newest = max((generation for generation, *_ in found), default=0)
+    current = [item for item in found if item[0] == newest]
+    current.sort(key=lambda item: (item[1], item[2]))
+    return newest, [(seq, message) for _, seq, _, message in current]
