@@ -17,7 +17,9 @@ from crewai.memory.types import MemoryRecord
 from a2m import A2MClient, A2MError
 from a2m_crewai import A2MStorage
 from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_server.server import A2MServer
 from a2m_testing.plugin import HTTPServerFactory
+from a2m_testing.servers import serve_http
 
 # Each test runs on both stores (SQLite and PostgreSQL).
 pytestmark = pytest.mark.usefixtures("store_backend")
@@ -90,6 +92,39 @@ def test_a_move_interrupted_by_an_outage_keeps_the_record(
     assert [r.id for r in storage.list_records("/crew/ops")] == [original.id]
     assert storage.list_records("/crew/research") == []
     assert len(_own_records(storage)) == 1
+
+
+@pytest.mark.parametrize("authenticated", [False, True], ids=["local", "authenticated"])
+@pytest.mark.parametrize("retried_to", ["/crew/ops", "/crew/archive"])
+def test_any_later_update_of_a_move_interrupted_before_the_old_record_went_leaves_one_record(
+    authenticated: bool, retried_to: str
+) -> None:
+    """The server is gone when the old record is to be removed, so a copy is left in
+    each scope; the next update, to the same scope or another, on a server with owners
+    (authenticated, ``scopes``) or without, leaves the one record, where it moved it."""
+    tokens = {"token-a": "alice"} if authenticated else None
+    outage = _Outage("memory/forget")
+    with (
+        A2MServer() as server,
+        serve_http(server, tokens=tokens) as url,
+        httpx.Client(transport=outage) as http,
+        A2MClient(url, http_client=http, max_retries=0, token="token-a") as client,
+    ):
+        storage = A2MStorage(client)
+        original = _record()
+        storage.save([original])
+        outage.down = True
+        with pytest.raises(A2MError):
+            storage.update(original.model_copy(update={"scope": "/crew/ops"}))
+        outage.down = False
+        assert len(_own_records(storage)) == 2
+        final = original.model_copy(update={"scope": retried_to, "content": "rotates weekly"})
+        storage.update(final)
+        assert len(_own_records(storage)) == 1
+        found = storage.get_record(original.id)
+        assert found is not None
+        assert (found.id, found.scope, found.content) == (original.id, retried_to, final.content)
+        assert [r.id for r in storage.list_records("/crew")] == [original.id]
 
 
 def test_a_move_refused_for_its_vector_width_keeps_the_record(

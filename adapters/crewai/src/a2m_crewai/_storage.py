@@ -165,36 +165,43 @@ class A2MStorage:
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
-    def _find(self, record_id: str, *, vectors: bool = False) -> Record | None:
-        # By A2M id; then by metadata.crewai_id, which a record an update moved to another
-        # scope carries (its A2M id is new), as does another principal's copy of a record.
+    def _found(self, record_id: str, *, vectors: bool = False, whole: bool = False) -> list[Record]:
+        """The records holding CrewAI id ``record_id`` this caller reads: by A2M id, then
+        by ``metadata.crewai_id``, which a record an update moved to another scope carries
+        (its A2M id is new), as does another principal's copy of a record. The second
+        lookup is skipped where the first found the record and owners cannot share it,
+        unless ``whole``: an update must also find the copy an interrupted move left."""
         layout = self._known()
         found: list[Record] = []
         for moved in (False, True):
-            if found and "scopes" not in layout.capabilities:
+            if found and not whole and "scopes" not in layout.capabilities:
                 break
             params = lookup_params(layout, record_id, moved=moved, vectors=vectors)
             found += self._client.timeline(**params).records
-        if len(found) <= 1:
-            return found[0] if found else None
-        kept = self._own(found)
-        return kept[-1] if kept else None
+        return self._own(found) if len(found) > 1 else found
+
+    def _find(self, record_id: str, *, vectors: bool = False) -> Record | None:
+        found = self._found(record_id, vectors=vectors)
+        return found[-1] if found else None
 
     def update(self, record: MemoryRecord) -> None:
-        """Replace the record with ``record.id``: one or two ``memory/timeline`` to find it
-        (by A2M id, then, for a record an earlier update moved, by ``metadata.crewai_id``),
-        then one ``memory/remember`` at its key (the A2M id survives). When the scope moves
-        it to another key, the new state is written first (a ``memory/remember`` under a
-        new A2M id, ``record.id`` kept in ``metadata.crewai_id``) and only then is the old
-        record removed (a ``memory/forget``): a refused write or a failure in between
-        leaves the old record in place, never neither. A record that is not stored is
+        """Replace the record with ``record.id``: two ``memory/timeline`` to find it (by
+        A2M id, and by ``metadata.crewai_id``, which a record an earlier update moved
+        carries), then one ``memory/remember`` at its key (the A2M id survives). When the
+        scope moves it to another key, the new state is written first (a
+        ``memory/remember`` under a new A2M id, ``record.id`` kept in
+        ``metadata.crewai_id``) and only then is the old record removed (a
+        ``memory/forget``): a refused write or a failure in between leaves the old record
+        in place, never neither, and the next update of the record removes every copy an
+        interrupted one left, whatever scope it moves to. A record that is not stored is
         saved. A record another framework wrote raises :class:`ForeignRecordError` and is
         left unchanged."""
         layout = self._known()
-        current = self._find(record.id)
-        if current is None:
+        found = self._found(record.id, whole=True)
+        if not found:
             self.save([record])
             return
+        current = found[-1]
         if not is_own(current):
             raise ForeignRecordError(
                 f"record {record.id!r} was written by another framework; a2m-crewai "
@@ -206,8 +213,13 @@ class A2MStorage:
             self._client.remember([fresh])
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
-        if current.key != fresh["key"]:
-            self._client.forget(ids=[current.id])
+        # The record's copies at other keys: where it was, and where an interrupted move
+        # left it (the same owner's; a copy at the new key was replaced in place).
+        stale = [
+            r.id for r in found if r.key != fresh["key"] and r.owner == current.owner and is_own(r)
+        ]
+        if stale:
+            self._client.forget(ids=list(dict.fromkeys(stale)))
 
     def delete(
         self,
