@@ -5,12 +5,24 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+import pytest
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from a2m_langchain.langgraph import decode_key, decode_segment, encode_key, encode_segment
-from a2m_langchain.langgraph._addressing import item_address, names_needed, parse_address
-from a2m_types.rest import KEY_PATTERN, NAMESPACE_PATTERN, validate_key, validate_namespace
+from a2m_langchain.langgraph._addressing import (
+    AddressError,
+    item_address,
+    names_needed,
+    parse_address,
+)
+from a2m_types.rest import (
+    KEY_PATTERN,
+    MAX_NAMESPACE_LENGTH,
+    NAMESPACE_PATTERN,
+    validate_key,
+    validate_namespace,
+)
 
 labels = st.text(max_size=12)
 
@@ -40,7 +52,14 @@ def test_keys_round_trip_and_are_valid_a2m_keys(key: str) -> None:
 
 
 @given(st.lists(labels, min_size=1, max_size=4), st.text(max_size=100))
+# Four labels escaping to 257 characters, one past what an A2M namespace holds.
+@example(["::\x80\x80\x80" + "\U00010000" * 3, *["00::\x80\x80\x80" + "\U00010000" * 3] * 3], "")
 def test_addresses_parse_back_to_the_tuple_and_key(namespace: list[str], key: str) -> None:
+    if len("/".join(encode_segment(label) for label in namespace)) > MAX_NAMESPACE_LENGTH:
+        # Four long labels can escape past what an A2M namespace holds: refused, by name.
+        with pytest.raises(AddressError, match="A2M namespaces hold at most"):
+            item_address(namespace, key)
+        return
     address = item_address(namespace, key)
     metadata = names_needed(namespace, key)
     assert parse_address(address, metadata) == (tuple(namespace), key)
