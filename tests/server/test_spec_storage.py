@@ -286,6 +286,40 @@ def test_eight_writers_and_eight_readers_share_one_file_store(tmp_path: Path) ->
         checker.close()
 
 
+OPENERS, ROUNDS = 4, 200
+
+
+@pytest.mark.sqlite_only("opens SQLite files")
+def test_servers_opening_one_new_file_together_all_start(tmp_path: Path) -> None:
+    """Servers started at once on one new file all open it: switching the file to WAL
+    meets "database is locked" without SQLite's busy handler when another opener holds a
+    lock, and is retried rather than failing the start (several rounds in a hundred failed)."""
+    for round_ in range(ROUNDS):
+        path = str(tmp_path / f"new-{round_}.db")
+        start = threading.Barrier(OPENERS)
+        failures: list[BaseException] = []
+
+        def open_it(
+            path: str = path,
+            start: threading.Barrier = start,
+            failures: list[BaseException] = failures,
+        ) -> None:
+            start.wait()
+            try:
+                A2MServer(db=path).close()
+            except BaseException as exc:
+                failures.append(exc)
+
+        openers = [threading.Thread(target=open_it) for _ in range(OPENERS)]
+        for thread in openers:
+            thread.start()
+        for thread in openers:
+            thread.join(60)
+        assert not failures, (round_, failures)
+        with _inspect(path) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
 # --- dropped records are gone ----------------------------------------------------------------------
 
 DROPPING = ServerConfig(

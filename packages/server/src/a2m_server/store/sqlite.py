@@ -10,6 +10,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -38,6 +39,25 @@ log = logging.getLogger("a2m_server.store")
 _READER_CACHE_KIB = 8192
 # Deletions after which the full-text index is rewritten without their words.
 _PURGE_AFTER_DELETIONS = 5000
+
+
+def _enter_wal(conn: sqlite3.Connection, patience_s: float) -> None:
+    """Put the file in WAL mode, waiting out other processes opening it at the same moment.
+
+    Switching a new file to WAL needs it alone for an instant, and SQLite answers "database
+    is locked" at once rather than through the busy handler when another connection holds
+    a lock; so two servers started together on one new file would fail at random."""
+    deadline = time.monotonic() + patience_s
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 class SQLiteStore(Store):
@@ -100,7 +120,7 @@ class SQLiteStore(Store):
         )
         conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
         if not self._memory:
-            conn.execute("PRAGMA journal_mode = WAL")
+            _enter_wal(conn, self._busy_timeout_ms / 1000)
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         # Forgotten means gone: freed pages are zeroed, not left holding the content.
