@@ -59,6 +59,15 @@ def test_4_1_describe_owner_scopes_the_tier_counts(agents: Agents) -> None:
     assert working(agents.bob) == bob_before
 
 
+@pytest.mark.spec("4.1")
+def test_4_1_describe_says_whom_the_callers_calls_act_as(agents: Agents) -> None:
+    """An extension (§2 lets a result carry more): with ``scopes``, describe's ``owner``
+    is the owner this connection's calls act as, so a client can tell its own records
+    from another owner's that sit at other keys."""
+    assert agents.alice.call("memory/describe")["owner"] == agents.alice.owner
+    assert agents.bob.call("memory/describe")["owner"] == agents.bob.owner
+
+
 @pytest.mark.spec("6")
 def test_6_an_owner_changes_only_its_own_records(agents: Agents) -> None:
     tag = uid("tag")
@@ -84,6 +93,9 @@ def test_6_a_local_transport_takes_the_owner_at_face_value(peer: Peer) -> None:
     (record,) = peer.timeline(where={"tag": tag}, owner=owner)
     assert record["owner"] == owner
     assert "scopes" in peer.describe()["capabilities"]
+    # Calls naming no owner act as nobody's; describe says whom a call acts as.
+    assert peer.describe()["owner"] is None
+    assert peer.call("memory/describe", {"owner": owner})["owner"] == owner
     # A record written with no owner is unowned and visible to every owner.
     (unowned,) = peer.remember({"content": "nobody's", "metadata": {"tag": tag}})
     assert unowned in timeline_ids(peer, tag=tag)
@@ -98,6 +110,7 @@ def test_6_a_local_transport_takes_the_owner_at_face_value(peer: Peer) -> None:
 def test_6_http_without_authentication_does_not_advertise_scopes(peer: Peer) -> None:
     """§6/§8.3: a server that cannot authenticate its callers MUST NOT advertise scopes."""
     assert "scopes" not in peer.describe()["capabilities"]
+    assert "owner" not in peer.describe()
     tag = uid("tag")
     peer.remember({"content": "no owner here", "metadata": {"tag": tag}})
     (record,) = peer.timeline(where={"tag": tag})

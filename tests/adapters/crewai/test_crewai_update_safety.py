@@ -118,6 +118,17 @@ def test_any_later_update_of_a_move_interrupted_before_the_old_record_went_leave
             storage.update(original.model_copy(update={"scope": "/crew/ops"}))
         outage.down = False
         assert len(_own_records(storage)) == 2
+        # Until then every read shows the record once, as it was before the failed update.
+        for reader in (storage, A2MStorage(client)):
+            found = reader.get_record(original.id)
+            assert found is not None
+            assert found.scope == original.scope
+            assert [(r.id, r.scope) for r in reader.list_records("/crew")] == [
+                (original.id, original.scope)
+            ]
+            assert reader.count("/crew") == 1
+            hits = reader.search(embed_one(original.content), limit=5)
+            assert [(r.id, r.scope) for r, _ in hits] == [(original.id, original.scope)]
         final = original.model_copy(update={"scope": retried_to, "content": "rotates weekly"})
         storage.update(final)
         assert len(_own_records(storage)) == 1

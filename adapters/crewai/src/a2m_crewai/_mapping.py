@@ -32,11 +32,13 @@ __all__ = [
     "RESERVED_KEYS",
     "Layout",
     "child_scopes",
+    "chosen_copy",
     "crewai_id",
     "is_own",
     "key_for",
     "key_prefix_for",
     "matches",
+    "one_per_id",
     "record_input",
     "scope_info",
     "server_where",
@@ -77,6 +79,10 @@ class Layout:
     recall_declared: bool = True
     """Whether the server declares ``max_recall_limit`` (else a timeline without ``limit``
     carries every record it selects, spec §4.4)."""
+    owner: str | None = None
+    """Whom this connection's calls act as (describe ``owner``, with ``scopes``)."""
+    owner_known: bool = False
+    """Whether the server said so: ``owner`` is then the owner of this caller's records."""
 
 
 # --- scopes and keys -------------------------------------------------------------------
@@ -252,6 +258,44 @@ def crewai_id(record: Record) -> str:
     (a record moved to another scope) and carries its own in ``metadata.crewai_id``."""
     held = (record.metadata or {}).get(ID_KEY)
     return held if isinstance(held, str) and held and is_own(record) else record.id
+
+
+def one_per_id(records: Sequence[Record], layout: Layout) -> list[Record]:
+    """``records`` in their order, holding each CrewAI id once: of the copies of a record
+    at several keys, the one :func:`chosen_copy` reads."""
+    copies: dict[str, list[Record]] = {}
+    for record in records:
+        copies.setdefault(crewai_id(record), []).append(record)
+    if len(copies) == len(records):
+        return list(records)
+    kept = {id(chosen_copy(held, layout)) for held in copies.values()}
+    return [record for record in records if id(record) in kept]
+
+
+def chosen_copy(copies: Sequence[Record], layout: Layout) -> Record:
+    """Which of one CrewAI record's copies at different keys the caller reads.
+
+    Copies arise where another principal updated the record into another scope (its copy
+    is its own, spec §3.6) or a move failed after writing the new copy, before removing
+    the old one. The caller's own copy, where the server says whom the caller acts as;
+    else the original (whose A2M id is the CrewAI id), as a failed move leaves it; else
+    the newest. Another principal's copy never hides the caller's own."""
+    if len(copies) == 1:
+        return copies[0]
+    if layout.owner_known:
+        own = [r for r in copies if r.owner == layout.owner]
+        if own:
+            return _original(own) or _newest(own)
+    return _original(copies) or _newest(copies)
+
+
+def _original(copies: Sequence[Record]) -> Record | None:
+    return next((r for r in copies if r.id == crewai_id(r)), None)
+
+
+def _newest(records: Sequence[Record]) -> Record:
+    # max keeps the first of equals: the later listed wins ties, as the later written.
+    return max(reversed(records), key=lambda r: r.created_at)
 
 
 def _importance(salience: float | None) -> float:

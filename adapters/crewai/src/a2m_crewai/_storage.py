@@ -18,7 +18,9 @@ from ._listing import arecords, records
 from ._mapping import (
     Layout,
     child_scopes,
+    chosen_copy,
     is_own,
+    one_per_id,
     record_input,
     scope_info,
     to_memory_record,
@@ -134,7 +136,8 @@ class A2MStorage:
     ) -> list[MemoryRecord]:
         layout = self._known()
         params = listing_params(layout, scope_prefix, own=own, vectors=vectors)
-        return listed(self._own(list(records(self._client, layout, params))), scope_prefix)
+        found = self._own(list(records(self._client, layout, params)))
+        return listed(one_per_id(found, layout), scope_prefix)
 
     def _vectors(self) -> dict[str, Any]:
         return {"embeddings": True} if "embeddings" in self._known().capabilities else {}
@@ -182,7 +185,7 @@ class A2MStorage:
 
     def _find(self, record_id: str, *, vectors: bool = False) -> Record | None:
         found = self._found(record_id, vectors=vectors)
-        return found[-1] if found else None
+        return chosen_copy(found, self._known()) if found else None
 
     def update(self, record: MemoryRecord) -> None:
         """Replace the record with ``record.id``: two ``memory/timeline`` to find it (by
@@ -201,7 +204,7 @@ class A2MStorage:
         if not found:
             self.save([record])
             return
-        current = found[-1]
+        current = chosen_copy(found, layout)
         if not is_own(current):
             raise ForeignRecordError(
                 f"record {record.id!r} was written by another framework; a2m-crewai "
@@ -213,11 +216,11 @@ class A2MStorage:
             self._client.remember([fresh])
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
-        # The record's copies at other keys: where it was, and where an interrupted move
-        # left it (the same owner's; a copy at the new key was replaced in place).
-        stale = [
-            r.id for r in found if r.key != fresh["key"] and r.owner == current.owner and is_own(r)
-        ]
+        # The caller's copies at other keys: where it was, and where an interrupted move
+        # left it (a copy at the new key was replaced in place). Where the server does not
+        # say whom the caller acts as, the owner of the copy it read.
+        mine = layout.owner if layout.owner_known else current.owner
+        stale = [r.id for r in found if r.key != fresh["key"] and r.owner == mine and is_own(r)]
         if stale:
             self._client.forget(ids=list(dict.fromkeys(stale)))
 
@@ -301,7 +304,7 @@ class A2MStorage:
         try:
             found = self._client.recall(**plan.params).records
             own = best_per_key(self._caller, found, self._vectors())
-            return searched(plan, drive(own, self._client))
+            return searched(plan, one_per_id(drive(own, self._client), layout))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
@@ -402,7 +405,7 @@ class A2MStorage:
         try:
             found = (await client.recall(**plan.params)).records
             own = best_per_key(self._caller, found, self._vectors())
-            return searched(plan, await drive_async(own, client))
+            return searched(plan, one_per_id(await drive_async(own, client), layout))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 

@@ -204,3 +204,7 @@ class DescribeResult(WireModel):
     """Filter operators beyond equality, when offered."""
     observations: ObservationsInfo | None = None
     """The ``observations`` extension (``docs/observations.md``), when offered."""
+    owner: str | None = None
+    """Whom this connection's calls act as, with ``scopes`` (an extension of the bundled
+    server): the authenticated principal, else the ``owner`` asked for; ``None`` when
+    unowned or not reported (``model_fields_set`` tells which)."""

@@ -409,6 +409,10 @@ def describe(proto: Protocol, ctx: CallContext, params: DescribeParams) -> dict[
         result["recall"] = {"rank": ["blend", "similarity"]}
     if config.timeline_cursor:
         result["timeline"] = {"cursor": True}
+    if "scopes" in caps:
+        # An extension: whom this connection's calls act as (the authenticated principal),
+        # so a client can tell its own records from others' at different keys.
+        result["owner"] = owner
     observations = _observations_info(proto)
     if observations is not None:
         result["observations"] = observations
