@@ -4,6 +4,7 @@ search holds each record id once."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 
@@ -12,7 +13,7 @@ import pytest
 from crew_support import embed_one
 from crewai.memory.types import MemoryRecord
 
-from a2m import A2MClient
+from a2m import A2MClient, AsyncA2MClient
 from a2m_crewai import A2MStorage
 from a2m_server.server import A2MServer
 from a2m_testing.servers import serve_http
@@ -82,6 +83,8 @@ def test_a_copy_another_principal_moved_to_another_scope_never_hides_the_callers
         assert _reads(A2MStorage(alice), record.id) == [("/crew", "the office closes at six")] * 3
         assert _reads(A2MStorage(bob), record.id) == [("/bob", "closes at five")] * 3
         assert _reads(A2MStorage(carol), record.id) == [("/crew", "the office closes at six")] * 3
+        assert asyncio.run(_asearched(url, "token-a")) == [("/crew", "the office closes at six")]
+        assert asyncio.run(_asearched(url, "token-b")) == [("/bob", "closes at five")]
         # Bob's next update of his copy moves it back beside alice's: his alone changes.
         A2MStorage(bob).update(moved.model_copy(update={"scope": "/crew", "content": "at 4"}))
         assert _reads(A2MStorage(bob), record.id) == [("/crew", "at 4")] * 3
@@ -91,6 +94,14 @@ def test_a_copy_another_principal_moved_to_another_scope_never_hides_the_callers
             ("alice", "the office closes at six"),
             ("bob", "at 4"),
         ]
+
+
+async def _asearched(url: str, token: str) -> list[tuple[str, str]]:
+    async with AsyncA2MClient(url, token=token) as client:
+        with A2MClient(url, token=token) as sync_client:
+            storage = A2MStorage(sync_client, async_client=client)
+            hits = await storage.asearch(embed_one("office"), limit=5)
+    return [(r.scope, r.content) for r, _ in hits]
 
 
 class _Unreported(httpx.BaseTransport):
