@@ -4,10 +4,11 @@ unique per owner, so over an authenticated connection alice and bob may each hol
 
 Over an authenticated connection an adapter reads the caller's own record, as
 ``memory/fetch`` does (§4.9, §6: the address is the principal's), then an unowned one,
-then the most recently written one. Who the caller is is learnt: from the records the
-adapter wrote (the server made the principal their owner), or from the record
-``memory/fetch`` picks at a shared key; until then each key several owners hold costs
-one ``memory/fetch``. An adapter given an ``agent`` (a local connection, where each agent
+then the most recently written one. Who the caller is is learnt: from
+``memory/describe`` where the server says whom the connection acts as (its ``owner``, an
+extension of the bundled server), from the records the adapter wrote (the server made the
+principal their owner), or from the record ``memory/fetch`` picks at a shared key; until
+then each key several owners hold costs one ``memory/fetch``. An adapter given an ``agent`` (a local connection, where each agent
 states its owner) reads across agents, the most recently written record of a key, as its
 ``read`` does."""
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from a2m_types import Record
+from a2m_types import DescribeResult, Record
 
 from ._adapter_steps import Flow, call
 
@@ -60,6 +61,12 @@ class Caller:
                 if record.owner == self.owner:
                     return record
         return _anyones(held)
+
+    def described(self, description: DescribeResult) -> None:
+        """Learn the caller from ``memory/describe``'s ``owner``, where the server declares
+        ``scopes`` and says whom the connection acts as."""
+        if self.owner is None and not self.across and "scopes" in description.capabilities:
+            self.owner = description.owner
 
     def wrote(self, records: Iterable[Record]) -> None:
         """Learn the caller from records it has just written: the server set their owner."""

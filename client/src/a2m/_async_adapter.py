@@ -70,6 +70,7 @@ class AsyncA2MAdapter:
         if self._layout is None:
             description = self.client.description or await self.client.describe()
             self._layout = Layout.of(description)
+            self.scope.caller.described(description)
         return self._layout
 
     async def remember_observation(

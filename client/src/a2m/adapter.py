@@ -115,6 +115,7 @@ class A2MAdapter:
         if self._layout is None:
             description = self.client.description or self.client.describe()
             self._layout = Layout.of(description)
+            self.scope.caller.described(description)
         return self._layout
 
     def remember_observation(

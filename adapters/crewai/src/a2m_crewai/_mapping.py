@@ -79,10 +79,6 @@ class Layout:
     recall_declared: bool = True
     """Whether the server declares ``max_recall_limit`` (else a timeline without ``limit``
     carries every record it selects, spec §4.4)."""
-    owner: str | None = None
-    """Whom this connection's calls act as (describe ``owner``, with ``scopes``)."""
-    owner_known: bool = False
-    """Whether the server said so: ``owner`` is then the owner of this caller's records."""
 
 
 # --- scopes and keys -------------------------------------------------------------------
@@ -260,30 +256,31 @@ def crewai_id(record: Record) -> str:
     return held if isinstance(held, str) and held and is_own(record) else record.id
 
 
-def one_per_id(records: Sequence[Record], layout: Layout) -> list[Record]:
+def one_per_id(records: Sequence[Record], owner: str | None) -> list[Record]:
     """``records`` in their order, holding each CrewAI id once: of the copies of a record
-    at several keys, the one :func:`chosen_copy` reads."""
+    at several keys, the one :func:`chosen_copy` reads for the caller ``owner``."""
     copies: dict[str, list[Record]] = {}
     for record in records:
         copies.setdefault(crewai_id(record), []).append(record)
     if len(copies) == len(records):
         return list(records)
-    kept = {id(chosen_copy(held, layout)) for held in copies.values()}
+    kept = {id(chosen_copy(held, owner)) for held in copies.values()}
     return [record for record in records if id(record) in kept]
 
 
-def chosen_copy(copies: Sequence[Record], layout: Layout) -> Record:
+def chosen_copy(copies: Sequence[Record], owner: str | None) -> Record:
     """Which of one CrewAI record's copies at different keys the caller reads.
 
     Copies arise where another principal updated the record into another scope (its copy
     is its own, spec §3.6) or a move failed after writing the new copy, before removing
-    the old one. The caller's own copy, where the server says whom the caller acts as;
-    else the original (whose A2M id is the CrewAI id), as a failed move leaves it; else
-    the newest. Another principal's copy never hides the caller's own."""
+    the old one. The copy of ``owner``, the caller where it is known (``None`` where
+    not: see :class:`a2m._adapter_owners.Caller`); else the original (whose A2M id is the
+    CrewAI id), as a failed move leaves it; else the newest. Another principal's copy
+    never hides the caller's own."""
     if len(copies) == 1:
         return copies[0]
-    if layout.owner_known:
-        own = [r for r in copies if r.owner == layout.owner]
+    if owner is not None:
+        own = [r for r in copies if r.owner == owner]
         if own:
             return _original(own) or _newest(own)
     return _original(copies) or _newest(copies)

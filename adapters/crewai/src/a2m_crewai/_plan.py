@@ -64,18 +64,7 @@ def layout_of(description: DescribeResult) -> Layout:
     cursor = description.timeline is not None and bool(description.timeline.cursor)
     operators = frozenset(description.where.operators) if description.where is not None else None
     declared = bool(limits and limits.max_recall_limit)
-    owner_known = "scopes" in capabilities and "owner" in description.model_fields_set
-    return Layout(
-        capabilities,
-        tier,
-        recall,
-        per_call,
-        cursor,
-        operators or frozenset(),
-        declared,
-        owner=description.owner if owner_known else None,
-        owner_known=owner_known,
-    )
+    return Layout(capabilities, tier, recall, per_call, cursor, operators or frozenset(), declared)
 
 
 def dimension_error(error: EmbeddingMismatch) -> EmbeddingDimensionMismatchError:

@@ -102,12 +102,16 @@ class A2MStorage:
 
     def _known(self) -> Layout:
         if self._layout is None:
-            self._layout = layout_of(self._client.description or self._client.describe())
+            description = self._client.description or self._client.describe()
+            self._layout = layout_of(description)
+            self._caller.described(description)
         return self._layout
 
     async def _aknown(self, client: AsyncA2MClient) -> Layout:
         if self._layout is None:
-            self._layout = layout_of(client.description or await client.describe())
+            description = client.description or await client.describe()
+            self._layout = layout_of(description)
+            self._caller.described(description)
         return self._layout
 
     def _aclient(self) -> AsyncA2MClient | None:
@@ -137,7 +141,7 @@ class A2MStorage:
         layout = self._known()
         params = listing_params(layout, scope_prefix, own=own, vectors=vectors)
         found = self._own(list(records(self._client, layout, params)))
-        return listed(one_per_id(found, layout), scope_prefix)
+        return listed(one_per_id(found, self._caller.owner), scope_prefix)
 
     def _vectors(self) -> dict[str, Any]:
         return {"embeddings": True} if "embeddings" in self._known().capabilities else {}
@@ -185,7 +189,7 @@ class A2MStorage:
 
     def _find(self, record_id: str, *, vectors: bool = False) -> Record | None:
         found = self._found(record_id, vectors=vectors)
-        return chosen_copy(found, self._known()) if found else None
+        return chosen_copy(found, self._caller.owner) if found else None
 
     def update(self, record: MemoryRecord) -> None:
         """Replace the record with ``record.id``: two ``memory/timeline`` to find it (by
@@ -204,7 +208,7 @@ class A2MStorage:
         if not found:
             self.save([record])
             return
-        current = chosen_copy(found, layout)
+        current = chosen_copy(found, self._caller.owner)
         if not is_own(current):
             raise ForeignRecordError(
                 f"record {record.id!r} was written by another framework; a2m-crewai "
@@ -217,9 +221,9 @@ class A2MStorage:
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
         # The caller's copies at other keys: where it was, and where an interrupted move
-        # left it (a copy at the new key was replaced in place). Where the server does not
-        # say whom the caller acts as, the owner of the copy it read.
-        mine = layout.owner if layout.owner_known else current.owner
+        # left it (a copy at the new key was replaced in place). Where the caller is not
+        # known, the owner of the copy it read.
+        mine = current.owner if self._caller.owner is None else self._caller.owner
         stale = [r.id for r in found if r.key != fresh["key"] and r.owner == mine and is_own(r)]
         if stale:
             self._client.forget(ids=list(dict.fromkeys(stale)))
@@ -304,7 +308,7 @@ class A2MStorage:
         try:
             found = self._client.recall(**plan.params).records
             own = best_per_key(self._caller, found, self._vectors())
-            return searched(plan, one_per_id(drive(own, self._client), layout))
+            return searched(plan, one_per_id(drive(own, self._client), self._caller.owner))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 
@@ -405,7 +409,7 @@ class A2MStorage:
         try:
             found = (await client.recall(**plan.params)).records
             own = best_per_key(self._caller, found, self._vectors())
-            return searched(plan, one_per_id(await drive_async(own, client), layout))
+            return searched(plan, one_per_id(await drive_async(own, client), self._caller.owner))
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 

@@ -110,6 +110,7 @@ class A2MTools:
         """``wanted`` records, or the server's ``max_recall_limit`` where that is fewer: a
         limit is an upper bound, and asking past the server's is refused outright."""
         description = self.client.description or await self.client.describe()
+        self._caller.described(description)
         return min(wanted, ServerLayout.of(description).max_recall_limit)
 
     def _key(self, key: str) -> str:
