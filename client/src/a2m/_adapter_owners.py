@@ -8,9 +8,9 @@ then the most recently written one. Who the caller is is learnt: from
 ``memory/describe`` where the server says whom the connection acts as (its ``owner``, an
 extension of the bundled server), from the records the adapter wrote (the server made the
 principal their owner), or from the record ``memory/fetch`` picks at a shared key; until
-then each key several owners hold costs one ``memory/fetch``. An adapter given an ``agent`` (a local connection, where each agent
-states its owner) reads across agents, the most recently written record of a key, as its
-``read`` does."""
+then each key several owners hold costs one ``memory/fetch``. An adapter given an
+``agent`` (a local connection, where each agent states its owner) reads across agents, the
+most recently written record of a key, as its ``read`` does."""
 
 from __future__ import annotations
 
