@@ -106,6 +106,54 @@ def test_one_refused_put_fails_only_its_own_call(server: A2MServer) -> None:
     asyncio.run(run())
 
 
+def test_puts_too_large_together_but_not_alone_are_each_stored(server: A2MServer) -> None:
+    """Eight puts merged into one request past the server's body limit: each is sent
+    again alone and stored, as each would be on its own (and in InMemoryStore)."""
+    from a2m_testing.servers import serve_http
+
+    async def run(url: str) -> None:
+        async with AsyncA2MClient(url) as client:
+            store = AsyncA2MStore(client)
+            values = [{"text": str(n) * 20_000} for n in range(8)]
+            outcomes = await asyncio.gather(
+                *(store.aput(("big",), f"k{n}", v) for n, v in enumerate(values)),
+                return_exceptions=True,
+            )
+            assert outcomes == [None] * 8
+            for n, value in enumerate(values):
+                item = await store.aget(("big",), f"k{n}")
+                assert item is not None
+                assert item.value == value
+
+    with serve_http(server, max_body_bytes=64 * 1024) as url:
+        asyncio.run(run(url))
+
+
+@pytest.mark.parametrize(
+    ("namespace", "key", "named"),
+    [(("e", "\ud800"), "k", "namespace label"), (("e",), "a\udfff", "key")],
+    ids=["label", "key"],
+)
+def test_a_lone_surrogate_in_an_address_is_refused_by_name(
+    server: A2MServer, namespace: tuple[str, ...], key: str, named: str
+) -> None:
+    """UTF-8 text cannot hold a lone surrogate, so no A2M address can: every operation
+    naming one raises the adapter's ``AddressError`` (a ``ValueError``) saying so, before
+    anything is sent, never a bare ``UnicodeEncodeError``."""
+    from a2m_langchain.langgraph._addressing import AddressError
+
+    with A2MClient.in_process(server) as client:
+        store = A2MStore(client)
+        for operation in (
+            lambda: store.put(namespace, key, {"x": 1}),
+            lambda: store.get(namespace, key),
+            lambda: store.delete(namespace, key),
+        ):
+            with pytest.raises(AddressError, match=f"{named} .* lone surrogate"):
+                operation()
+        assert client.timeline().records == []
+
+
 def test_sync_calls_without_a_loop_or_on_it_raise_invalid_state(server: A2MServer) -> None:
     client = AsyncA2MClient.in_process(server)
     store = AsyncA2MStore(client)

@@ -62,10 +62,23 @@ class AddressError(ValueError):
     most 256 characters, a key of at most 512, once escaped)."""
 
 
+def _check_text(text: str, what: str) -> None:
+    """Refuse a label or key holding a lone surrogate: no UTF-8 text, so no A2M address,
+    can carry it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise AddressError(
+            f"{what} {text!r} holds a lone surrogate ({text[exc.start]!r}), which UTF-8 "
+            "text, and so an A2M address, cannot carry"
+        ) from None
+
+
 @functools.lru_cache(maxsize=4096)
 def encode_segment(segment: str) -> str:
     """The A2M namespace segment for one LangGraph namespace label (a store names a few
     namespaces over and over, so each label is escaped once)."""
+    _check_text(segment, "namespace label")
     if (
         _PLAIN_SEGMENT.fullmatch(segment)
         and not segment.startswith(_SEGMENT_MARK)
@@ -110,6 +123,7 @@ def decode_segment(segment: str) -> str:
 
 def encode_key(key: str) -> str:
     """The A2M entry key for one LangGraph item key."""
+    _check_text(key, "key")
     plain = (
         key not in ("", ".", "..")
         and not key.startswith(_KEY_MARK)

@@ -20,7 +20,7 @@ from langgraph.store.base import (
     tokenize_path,
 )
 
-from a2m import A2MClient, A2MProtocolError, AsyncA2MClient
+from a2m import A2MClient, A2MProtocolError, AsyncA2MClient, PayloadTooLargeError
 from a2m_types.rest import validate_namespace
 
 from ._effects import Layout, adrive, drive
@@ -236,6 +236,10 @@ class AsyncA2MStore(BaseStore):
         return future.result()
 
 
+_REFUSALS = (A2MProtocolError, PayloadTooLargeError)
+"""Failures of a merged batch that its callers' batches, sent alone, may not meet."""
+
+
 class _Merger:
     """Merges the batches submitted in one turn of an event loop into one, as LangGraph's
     ``AsyncBatchedBaseStore`` does: a task started by the first submission runs, after
@@ -268,12 +272,13 @@ class _Merger:
             try:
                 results = await self._run(merged)
             except Exception as failed:
-                if len(queued) == 1 or not isinstance(failed, A2MProtocolError):
+                if len(queued) == 1 or not isinstance(failed, _REFUSALS):
                     for _, future in queued:  # the server is away, or one batch failed
                         _settle(future, failed)
                     continue
-                # A refusal may be one caller's write: it must not fail the others, so
-                # each batch runs again alone (puts and deletes are idempotent).
+                # A refusal may be one caller's write, or the merged request may be too
+                # large where each alone is not: it must not fail the others, so each
+                # batch runs again alone (puts and deletes are idempotent).
                 for ops, future in queued:
                     try:
                         _settle(future, await self._run(ops))
