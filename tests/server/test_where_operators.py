@@ -201,6 +201,116 @@ def test_lookalike_values_compare_in_sql_as_the_client_matches() -> None:
         assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
 
 
+BIG_NUMBERS: list[Any] = [
+    10**20, 10**20 + 1, 10**20 - 1, -(10**20), -(10**20) - 1, 2**63, 2**63 - 1, -(2**63),
+    -(2**63) - 1, 2**64 + 1, 1e20, -1e20, 9.3e18, 2**53 + 1, 10**400, -(10**400), 1.5, 0,
+    "100000000000000000000",
+]  # fmt: skip
+"""Numbers past 64 bits (which SQLite reads as the nearest REAL), their neighbours, doubles
+that large, and numbers past every double."""
+
+
+def test_numbers_past_64_bits_compare_exactly() -> None:
+    """``10**20`` equals ``10**20`` and not ``10**20 + 1``, though both read as one REAL;
+    a comparison decides between them by their digits, and ``forget`` deletes just the
+    matches."""
+    with A2MServer() as server, server.connect() as connection:
+        records = [{"content": "n", "metadata": {"n": n}} for n in BIG_NUMBERS]
+        connection.call("memory/remember", {"records": records})
+        stored = connection.call("memory/timeline", {})["records"]
+        operands = [10**20, 10**20 + 1, -(10**20), -(10**20) - 1, 2**63, -(2**63) - 1,
+                    2**64, 2**64 + 1, 1e20, 1e19, 9.3e18, 10**400, -(10**400)]  # fmt: skip
+        ops = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+        wheres: list[dict[str, Any]] = [{"n": {op: o}} for o in operands for op in ops]
+        wheres += [{"n": {"$in": [o, 1.5]}} for o in operands]
+        wheres += [{"n": {"$nin": [o]}} for o in operands]
+        wrong = _differing(connection, stored, wheres)
+        assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
+        # 10**20 and the double 1e20, which is exactly it
+        assert connection.call("memory/forget", {"where": {"n": 10**20}})["forgotten"] == 2
+        left = [r["metadata"]["n"] for r in connection.call("memory/timeline", {})["records"]]
+        assert 10**20 not in left
+        assert {10**20 + 1, 10**20 - 1} <= set(left)
+
+
+def test_record_fields_equal_only_values_of_their_kind() -> None:
+    """A number never equals a text field (role ``"1"``), a string never a number field
+    (salience ``"0"``), a boolean neither; ``revision`` exists only on records with a key,
+    as on the wire."""
+    with A2MServer() as server, server.connect() as connection:
+        connection.call(
+            "memory/remember",
+            {"records": [
+                {"content": "a", "role": "1", "key": "k/1"},
+                {"content": "b", "role": "true"},
+                {"content": "c", "role": "0"},
+            ]},
+        )  # fmt: skip
+        stored = connection.call("memory/timeline", {})["records"]
+        wheres: list[dict[str, Any]] = [
+            {"role": 1}, {"role": True}, {"role": [1, 0]}, {"role": {"$in": [1]}},
+            {"role": {"$ne": 1}}, {"role": {"$nin": [True]}}, {"role": "1"},
+            {"salience": "0"}, {"salience": ["0", "x"]}, {"salience": False},
+            {"salience": True}, {"salience": {"$ne": False}}, {"salience": 0},
+            {"access_count": {"$in": [False]}}, {"access_count": "0"},
+            {"revision": 0}, {"revision": False}, {"revision": None},
+            {"revision": {"$exists": True}}, {"revision": {"$exists": False}},
+            {"revision": {"$lte": 0}}, {"revision": {"$ne": 0}},
+        ]  # fmt: skip
+        wrong = _differing(connection, stored, wheres)
+        assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
+        assert len(_ids(connection, {"revision": {"$exists": True}})) == 1
+        assert connection.call("memory/forget", {"where": {"role": 1}})["forgotten"] == 0
+
+
+def test_salience_compares_as_the_double_it_is() -> None:
+    """``0.1 + 0.2`` (what two reinforcements make) is ``0.30000000000000004``, not
+    ``0.3``; an integer no double holds falls between its two neighbours."""
+    with A2MServer() as server, server.connect() as connection:
+        first = connection.call(
+            "memory/remember", {"records": [{"content": "a"}, {"content": "b"}]}
+        )["ids"][0]
+        for amount in (0.1, 0.2):
+            connection.call("memory/reinforce", {"ids": [first], "amount": amount})
+        stored = connection.call("memory/timeline", {})["records"]
+        assert {r["salience"] for r in stored} == {0.1 + 0.2, 0.0}
+        operands = [0.1 + 0.2, 0.3, 0, 2**53 + 1, -(2**53) - 1, 10**400, -(10**400)]
+        ops = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+        wheres: list[dict[str, Any]] = [{"salience": {op: o}} for o in operands for op in ops]
+        wheres.append({"salience": {"$in": [0.3, 0.1 + 0.2]}})
+        wrong = _differing(connection, stored, wheres)
+        assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
+        assert _ids(connection, {"salience": 0.1 + 0.2}) == {first}
+
+
+def test_a_path_names_keys_and_never_steps_into_an_array() -> None:
+    """``metadata.tags.0`` is ``metadata["tags"]["0"]``: a list at ``tags`` has no such
+    key, whatever index the segment might read as; forget deletes just the matches."""
+    with A2MServer() as server, server.connect() as connection:
+        metadata: list[dict[str, Any]] = [
+            {"tags": ["red", "blue"]}, {"tags": {"0": "red", "-1": "blue"}},
+            {"tags": [["red"]]}, {"tags": {"0": {"0": "red"}}}, {},
+        ]  # fmt: skip
+        records = [{"content": f"r{n}", "metadata": m} for n, m in enumerate(metadata)]
+        connection.call("memory/remember", {"records": records})
+        stored = connection.call("memory/timeline", {})["records"]
+        wheres: list[dict[str, Any]] = []
+        for path in ("metadata.tags.0", "metadata.tags.-1", "metadata.tags.1",
+                     "metadata.tags.+0", "metadata.tags. 0", "metadata.tags.0.0"):  # fmt: skip
+            wheres += [
+                {path: "red"}, {path: "blue"}, {path: {"$ne": "red"}},
+                {path: {"$exists": True}}, {path: {"$exists": False}},
+                {path: {"$gte": "a"}}, {path: {"$lt": "z"}}, {path: None},
+                {path: ["red", "blue"]},
+            ]  # fmt: skip
+        wrong = _differing(connection, stored, wheres)
+        assert not wrong, f"{len(wrong)} of {len(wheres)} filters differ, such as {wrong[:5]}"
+        assert (
+            connection.call("memory/forget", {"where": {"metadata.tags.0": "red"}})["forgotten"]
+            == 1
+        )
+
+
 NUL_NAMES = ["k", "k\x00", "k\x00x", "kx", "k\x01", "k\ue000\ue002"]
 """Metadata keys that a store ending names at NUL, or holding none, might confuse."""
 

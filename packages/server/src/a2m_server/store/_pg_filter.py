@@ -3,7 +3,9 @@ SQLite store's (``where`` equality on fields and metadata, scopes, groups, tags,
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal
 from typing import Any
 
 from a2m_types import parse_timestamp, to_epoch_ms
@@ -27,7 +29,14 @@ _TEXT_COLUMNS = {
     "uri": "uri",
     "media_type": "media_type",
 }
-_NUMBER_COLUMNS = {"revision": "revision", "salience": "salience", "access_count": "access_count"}
+_NUMBER_COLUMNS = {
+    # revision is carried only by a record with a key (§3.6): NULL on the others.
+    "revision": "(CASE WHEN r.key IS NULL THEN NULL ELSE r.revision END)",
+    "salience": "r.salience",
+    "access_count": "r.access_count",
+}
+"""SQL for the number fields. Salience is a double, compared as one (a cast to numeric
+would keep 15 digits of it); the integers compare as numeric, exactly."""
 _TIME_COLUMNS = {
     "created_at": "created_at",
     "accessed_at": "accessed_at",
@@ -106,6 +115,55 @@ def _is_number(value: Any) -> bool:
 
 _SYMBOLS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 
+# A path segment PostgreSQL's ``#>`` would read as an array index (strtol: blanks, a
+# sign, digits); this errs wide, which only costs a type test.
+_INDEX_LIKE = re.compile(r"\s*[+-]?\d")
+
+
+def _meta(path: list[str], *, text: bool = False) -> tuple[str, list[Any]]:
+    """SQL for the metadata value at ``path``, NULL where there is none. A path names keys
+    only (``a.0`` is ``metadata["a"]["0"]``), but ``#>`` steps into an array at a segment
+    that reads as an index ("0", "-1"): such a step is taken only inside an object."""
+    operator = "#>>" if text else "#>"
+    guarded = [i for i in range(1, len(path)) if _INDEX_LIKE.match(path[i])]
+    if not guarded:
+        return f"(r.meta {operator} %s)", [path]
+    tests = " AND ".join("jsonb_typeof(r.meta #> %s) = 'object'" for _ in guarded)
+    return (
+        f"(CASE WHEN {tests} THEN r.meta {operator} %s END)",
+        [*(path[:i] for i in guarded), path],
+    )
+
+
+def _exact_decimal(value: int | float) -> str:
+    """``value`` as numeric text holding exactly its value (a float's binary value, not
+    its shortest spelling), for comparison with an integer column."""
+    return str(value) if isinstance(value, int) else str(Decimal(value))
+
+
+def _double_equal(value: int | float) -> float | None:
+    """The double equal to ``value``, or ``None`` when no double is."""
+    try:
+        double = float(value)
+    except OverflowError:
+        return None
+    return double if double == value else None
+
+
+def _double_ordering(symbol: str, operand: int | float) -> tuple[str, float] | bool:
+    """The comparison of a double with ``operand`` as a comparison of doubles, exact for
+    an integer no double holds (between the two doubles around it); ``True``/``False``
+    for an integer beyond every double."""
+    try:
+        double = float(operand)
+    except OverflowError:
+        return (operand < 0) == (symbol in (">", ">="))
+    if double == operand:
+        return symbol, double
+    below = double if double < operand else math.nextafter(double, -math.inf)
+    above = double if double > operand else math.nextafter(double, math.inf)
+    return (">=", above) if symbol in (">", ">=") else ("<=", below)
+
 
 def _moment(value: Any) -> int | None:
     try:
@@ -143,33 +201,40 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
             alternatives.append(f"({column} IS NOT NULL AND {column} = ANY(%s::text[]))")
             params.append(scalars)
     elif condition.kind == "field":
-        column = f"r.{_NUMBER_COLUMNS[name]}"
+        column = _NUMBER_COLUMNS[name]
+        doubles = name == "salience"
         for value in values:
             if value is None:
                 alternatives.append(f"{column} IS NULL")
-            elif isinstance(value, (int, float)):
-                scalars.append(str(int(value) if isinstance(value, bool) else value))
+            elif not _is_number(value):
+                continue  # a string or a boolean never equals a number field
+            elif not doubles:
+                scalars.append(_exact_decimal(value))
+            elif (double := _double_equal(value)) is not None:
+                scalars.append(double)
         if scalars:
-            alternatives.append(f"coalesce({column}::numeric = ANY(%s::numeric[]), FALSE)")
+            kind = "float8" if doubles else "numeric"
+            cast = "" if doubles else "::numeric"
+            alternatives.append(f"coalesce({column}{cast} = ANY(%s::{kind}[]), FALSE)")
             params.append(scalars)
     else:
-        path = list(condition.target)
+        value_sql, value_params = _meta(list(condition.target))
         for value in values:
             if value is None:
-                alternatives.append("coalesce(jsonb_typeof(r.meta #> %s), 'null') = 'null'")
-                params.append(path)
+                alternatives.append(f"coalesce(jsonb_typeof({value_sql}), 'null') = 'null'")
+                params += value_params
             elif isinstance(value, bool):
-                alternatives.append("coalesce(r.meta #> %s = %s::jsonb, FALSE)")
-                params += [path, "true" if value else "false"]
+                alternatives.append(f"coalesce({value_sql} = %s::jsonb, FALSE)")
+                params += [*value_params, "true" if value else "false"]
             elif _is_number(value) or isinstance(value, str):
                 scalars.append(jsonb_text(value))
         if scalars:
             # Containers and booleans never equal a scalar; numbers compare as numbers.
             alternatives.append(
-                "coalesce(jsonb_typeof(r.meta #> %s) IN ('number', 'string') "
-                "AND r.meta #> %s = ANY(%s::jsonb[]), FALSE)"
+                f"coalesce(jsonb_typeof({value_sql}) IN ('number', 'string') "
+                f"AND {value_sql} = ANY(%s::jsonb[]), FALSE)"
             )
-            params += [path, path, scalars]
+            params += [*value_params, *value_params, scalars]
     return "(" + (" OR ".join(alternatives) or "FALSE") + ")", params
 
 
@@ -189,22 +254,29 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
         if name in _NUMBER_COLUMNS:
             if not numeric:
                 return "FALSE", []
-            column = f"r.{_NUMBER_COLUMNS[name]}::numeric"
-            return f"coalesce({column} {symbol} %s::numeric, FALSE)", [str(operand)]
+            column = _NUMBER_COLUMNS[name]
+            if name != "salience":
+                compare = f"{column}::numeric {symbol} %s::numeric"
+                return f"coalesce({compare}, FALSE)", [_exact_decimal(operand)]
+            as_doubles = _double_ordering(symbol, operand)
+            if isinstance(as_doubles, bool):
+                return ("TRUE" if as_doubles else "FALSE"), []
+            return f"coalesce({column} {as_doubles[0]} %s::float8, FALSE)", [as_doubles[1]]
         if numeric:
             return "FALSE", []
         # Text compares as SQLite compares it: by code point (bytewise in UTF-8).
         return _text_order(f"r.{_TEXT_COLUMNS[name]}", [], symbol, operand)
-    path = list(condition.target)
+    value_sql, value_params = _meta(list(condition.target))
+    text_sql, text_params = _meta(list(condition.target), text=True)
     if numeric:
         return (
-            "coalesce(jsonb_typeof(r.meta #> %s) = 'number' AND "
-            f"(r.meta #>> %s)::numeric {symbol} %s::numeric, FALSE)",
-            [path, path, str(operand)],
+            f"coalesce(jsonb_typeof({value_sql}) = 'number' AND "
+            f"{text_sql}::numeric {symbol} %s::numeric, FALSE)",
+            [*value_params, *text_params, str(operand)],
         )
-    compare, params = _text_order("(r.meta #>> %s)", [path], symbol, operand, nullable=False)
-    return f"coalesce(jsonb_typeof(r.meta #> %s) = 'string' AND {compare}, FALSE)", [
-        path,
+    compare, params = _text_order(text_sql, text_params, symbol, operand, nullable=False)
+    return f"coalesce(jsonb_typeof({value_sql}) = 'string' AND {compare}, FALSE)", [
+        *value_params,
         *params,
     ]
 
@@ -212,11 +284,14 @@ def _ordering(condition: Condition) -> tuple[str, list[Any]]:
 def _presence(condition: Condition) -> tuple[str, list[Any]]:
     if condition.kind == "metadata":
         test = "<>" if condition.operand else "="
-        clause = f"(coalesce(jsonb_typeof(r.meta #> %s), 'null') {test} 'null')"
-        return clause, [list(condition.target)]
+        value_sql, value_params = _meta(list(condition.target))
+        return f"(coalesce(jsonb_typeof({value_sql}), 'null') {test} 'null')", value_params
     name = condition.target[0]
-    column = _TIME_COLUMNS.get(name) or _TEXT_COLUMNS.get(name) or _NUMBER_COLUMNS[name]
-    return f"(r.{column} {'IS NOT NULL' if condition.operand else 'IS NULL'})", []
+    if name in _NUMBER_COLUMNS:
+        column = _NUMBER_COLUMNS[name]
+    else:
+        column = f"r.{_TIME_COLUMNS.get(name) or _TEXT_COLUMNS[name]}"
+    return f"({column} {'IS NOT NULL' if condition.operand else 'IS NULL'})", []
 
 
 _POSTGRES = Dialect(equality=_equality, ordering=_ordering, presence=_presence)

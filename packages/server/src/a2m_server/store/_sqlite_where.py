@@ -34,7 +34,9 @@ from ._where import Clause, Conditions, Dialect
 
 __all__ = [
     "FIELD_COLUMNS",
+    "NUMBER_FIELDS",
     "TIME_COLUMNS",
+    "field_column",
     "json_path",
     "order_key",
     "tag_clause",
@@ -58,6 +60,20 @@ FIELD_COLUMNS = {
     "access_count": "access_count",
 }
 """Record fields a ``where`` clause may name directly; anything else is a metadata key."""
+
+NUMBER_FIELDS = frozenset({"revision", "salience", "access_count"})
+"""The fields holding numbers; the rest hold text. A boolean equals neither kind, a number
+never equals text and a string never equals a number: SQLite's column affinity would
+turn ``1`` into ``'1'`` (and ``'0'`` into ``0``) if the comparison were left to it."""
+
+
+def field_column(name: str) -> str:
+    """SQL for the record field ``name`` as its wire form has it: ``revision`` is carried
+    only by a record with a key (§3.6), so it is NULL on the others."""
+    if name == "revision":
+        return "(CASE WHEN r.key IS NULL THEN NULL ELSE r.revision END)"
+    return f"r.{FIELD_COLUMNS[name]}"
+
 
 TIME_COLUMNS = {
     "created_at": "created_at",
@@ -152,7 +168,7 @@ def _number(value: Any) -> Any:
         try:
             return float(value)
         except OverflowError:
-            return math.copysign(math.inf, value)
+            return math.inf if value > 0 else -math.inf
     return value
 
 
@@ -180,18 +196,20 @@ def _equality(condition: Condition, values: list[Any]) -> tuple[str, list[Any]]:
         _gather(found, scalars, *_column_tests(column))
         return found.any()
     if condition.kind == "field":
-        column = f"r.{FIELD_COLUMNS[condition.target[0]]}"
+        column = field_column(condition.target[0])
+        numeric = condition.target[0] in NUMBER_FIELDS
         for value in map(_number, values):
             if value is None:
                 found.add(f"{column} IS NULL")
+            elif isinstance(value, bool) or isinstance(value, str) is numeric:
+                continue  # equal to no value of this field's kind
             elif _holds_nul(value):
                 # Compared whole as bound text; json_each could cut it short at the NUL.
                 found.add(_column_tests(column)[0], value)
             else:
-                scalars.append(int(value) if isinstance(value, bool) else value)
+                scalars.append(value)
         _gather(found, scalars, *_column_tests(column))
         return found.any()
-    values = list(map(_number, values))
     target = condition.target
     exact = _metadata_equality(
         _ORDERED_METADATA, json_path(*map(order_key, target)), list(map(_ordered, values))
@@ -222,8 +240,9 @@ def _metadata_equality(doc: str, path: str, values: list[Any]) -> Clause:
             found.add(f"coalesce(json_type({doc}, ?), 'null') = 'null'", path)
         elif isinstance(value, bool):
             found.add(f"coalesce(json_type({doc}, ?) = ?, 0)", path, str(value).lower())
-        elif isinstance(value, float) and math.isinf(value):
-            found.add("0")  # beyond any stored number
+        elif _beyond_int64(value):
+            clause, params = _big_equality(doc, path, int(value))
+            found.add(clause, *params)
         else:
             # json_extract reports true/false as 1/0 and containers as JSON text: only
             # numbers and strings may compare equal to a scalar.
@@ -250,6 +269,65 @@ def _metadata_equality(doc: str, path: str, values: list[Any]) -> Clause:
         path,
     )
     return found.any()
+
+
+def _beyond_int64(value: Any) -> bool:
+    """Whether ``value`` is a number past SQLite's 64-bit integers: a whole number (every
+    double that large is one) that SQLite reads, stored as a JSON integer, as a REAL."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and not -(2**63) <= value < 2**63
+    )
+
+
+def _double_of(whole: int) -> float:
+    try:
+        return float(whole)
+    except OverflowError:
+        return math.inf if whole > 0 else -math.inf
+
+
+def _big_equality(doc: str, path: str, whole: int) -> Clause:
+    """Equality with a whole number past 64 bits, exact: a JSON integer stored is
+    compared by its text (SQLite would read it as the nearest REAL, equal to its
+    neighbours too), a JSON real by value where a double equals the number."""
+    double = _double_of(whole)
+    real, real_params = (
+        ("0", []) if double != whole else (f"json_extract({doc}, ?) = ?", [path, double])
+    )
+    return (
+        f"(CASE json_type({doc}, ?) WHEN 'integer' THEN ({doc} -> ?) = ? "
+        f"WHEN 'real' THEN {real} ELSE 0 END)",
+        [path, path, str(whole), *real_params],
+    )
+
+
+def _big_ordering(doc: str, path: str, op: str, whole: int) -> Clause:
+    """A comparison with a whole number past 64 bits, exact. Where the stored number
+    reads as a REAL other than the operand's nearest double, comparing the two decides
+    (rounding keeps order); at a tie a stored real is that double, compared here, and a
+    stored integer (as big, of the same sign) compares by its digits: more digits are
+    more, as are, among as many, the later in text order."""
+    symbol = _SYMBOLS[op]
+    double = _double_of(whole)
+    extract = f"json_extract({doc}, ?)"
+    real_tie = "1" if _holds(op, double, whole) else "0"
+    digits = str(abs(whole))
+    text = f"({doc} -> ?)"
+    if whole > 0:
+        text_tie = f"((length({text}), {text}) {symbol} (?, ?))"
+        text_params: list[Any] = [path, path, len(digits), digits]
+    else:
+        magnitude = f"substr({text}, 2)"
+        text_tie = f"((?, ?) {symbol} (length({magnitude}), {magnitude}))"
+        text_params = [len(digits), digits, path, path]
+    return (
+        f"(CASE WHEN coalesce(json_type({doc}, ?), 'null') NOT IN ('integer', 'real') THEN 0 "
+        f"WHEN {extract} <> ? THEN {extract} {symbol} ? "
+        f"WHEN json_type({doc}, ?) = 'real' THEN {real_tie} ELSE {text_tie} END)",
+        [path, path, double, path, double, path, *text_params],
+    )
 
 
 def _unambiguous(value: Any) -> bool:
@@ -280,12 +358,14 @@ def _gather(found: Conditions, scalars: list[Any], single: str, many: str, *lead
 
 def _ordering(condition: Condition) -> tuple[str, list[Any]]:
     symbol = _SYMBOLS[condition.op]
-    operand = _number(condition.operand)
+    operand = condition.operand
+    if condition.kind != "metadata":
+        operand = _number(operand)
     if condition.kind == "time":
         return f"(r.{TIME_COLUMNS[condition.target[0]]} {symbol} ?)", [_moment(operand)]
     numeric = not isinstance(operand, str)
     if condition.kind == "field":
-        column = f"r.{FIELD_COLUMNS[condition.target[0]]}"
+        column = field_column(condition.target[0])
         kinds = "('integer', 'real')" if numeric else "('text')"
         return f"(typeof({column}) IN {kinds} AND {column} {symbol} ?)", [operand]
     target = condition.target
@@ -367,6 +447,8 @@ def _metadata_ordering(doc: str, path: str, op: str, operand: Any) -> Clause:
     operand's kind only, and the rest of the type test runs on rows in range alone: for
     strings (an array's JSON text sorts among them), and for numbers where the range
     holds 0 or 1 (what ``json_extract`` gives for false and true)."""
+    if _beyond_int64(operand):
+        return _big_ordering(doc, path, op, int(operand))
     symbol = _SYMBOLS[op]
     numeric = not isinstance(operand, str)
     low, high = _NUMBERS if numeric else _TEXTS
@@ -409,9 +491,10 @@ def _presence(condition: Condition) -> tuple[str, list[Any]]:
             return exact
         fast = present.format(_METADATA, test), [json_path(*target)]
         return _exactly(fast, exact) if _keys_end_at_nul() else fast
-    columns = TIME_COLUMNS if condition.kind == "time" else FIELD_COLUMNS
+    name = condition.target[0]
+    column = f"r.{TIME_COLUMNS[name]}" if condition.kind == "time" else field_column(name)
     null = "IS NOT NULL" if condition.operand else "IS NULL"
-    return f"(r.{columns[condition.target[0]]} {null})", []
+    return f"({column} {null})", []
 
 
 _SQLITE = Dialect(equality=_equality, ordering=_ordering, presence=_presence)
