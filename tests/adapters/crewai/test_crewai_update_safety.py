@@ -194,3 +194,54 @@ def test_a_moved_record_keeps_its_id_for_every_later_call(storage_factory: Any) 
     assert storage.delete(record_ids=[original.id]) == 1
     assert storage.get_record(original.id) is None
     assert storage.count() == 0
+
+
+@pytest.mark.parametrize("deleting", ["sync", "async"])
+@pytest.mark.parametrize(
+    "criteria",
+    [
+        {"categories": ["ops"]},
+        {"metadata_filter": {"team": "blue"}},
+        {"older_than": "in an hour"},
+        {"categories": ["ops"], "scope_prefix": "/crew/ops"},
+    ],
+    ids=["categories", "metadata", "age", "categories-in-scope"],
+)
+def test_a_delete_by_what_a_moved_record_holds_removes_it_and_only_it(
+    storage_factory: Any, criteria: dict[str, Any], deleting: str
+) -> None:
+    """A record an update moved has an A2M id of its own: a delete by categories,
+    metadata or age, which lists and picks records here, forgets that id, not the
+    CrewAI id (which no record holds any more, or another record does)."""
+    import asyncio
+    from datetime import datetime, timedelta
+
+    if criteria.get("older_than"):
+        criteria = {"older_than": datetime.now() + timedelta(hours=1)}
+    storage: A2MStorage = storage_factory()
+    moved = _record().model_copy(update={"metadata": {"team": "blue"}})
+    storage.save([moved])
+    storage.update(moved.model_copy(update={"scope": "/crew/ops"}))
+    kept = _record("the wiki moves to the new host").model_copy(
+        update={
+            "categories": ["sales"],
+            "metadata": {"team": "red"},
+            "created_at": datetime.now() + timedelta(days=1),
+        }
+    )
+    storage.save([kept])
+    if deleting == "sync":
+        assert storage.delete(**criteria) == 1
+    else:
+
+        async def delete() -> int:
+            try:
+                return await storage.adelete(**criteria)
+            finally:
+                await storage.aclose()
+
+        assert asyncio.run(delete()) == 1
+    reader: A2MStorage = storage_factory()
+    assert reader.get_record(moved.id) is None
+    assert reader.get_record(kept.id) is not None
+    assert [r.id for r in reader.list_records()] == [kept.id]

@@ -273,20 +273,21 @@ class DeletePlan:
     """A second ``memory/forget`` after ``forget`` by ids: the records of those ids that
     an update moved to another scope, which carry their id in ``metadata.crewai_id``."""
 
-    def chosen(self, records: Sequence[MemoryRecord]) -> list[str]:
-        """Ids of the listed records the delete removes."""
-        return [
-            r.id
-            for r in records
-            if (self.record_ids is None or r.id in self.record_ids)
-            and matches(
-                r,
+    def chosen(self, records: Iterable[Record]) -> list[str]:
+        """The A2M ids of the listed records the delete removes, each copy tested as it
+        reads: a record an update moved has an A2M id of its own, not its CrewAI id."""
+        chosen = []
+        for record in records:
+            memory = to_memory_record(record)
+            if (self.record_ids is None or memory.id in self.record_ids) and matches(
+                memory,
                 scope_prefix=self.scope_prefix,
                 categories=self.categories,
                 metadata_filter=self.metadata_filter,
                 older_than=self.older_than,
-            )
-        ]
+            ):
+                chosen.append(record.id)
+        return chosen
 
 
 def delete_plan(

@@ -260,7 +260,7 @@ class A2MStorage:
                 forgotten += self._client.forget(**plan.moved).forgotten
             return forgotten
         assert plan.listing is not None
-        chosen = plan.chosen(listed(records(self._client, layout, plan.listing), scope_prefix))
+        chosen = plan.chosen(records(self._client, layout, plan.listing))
         return sum(
             self._client.forget(ids=batch).forgotten for batch in self._batches(chosen, layout)
         )
@@ -440,7 +440,7 @@ class A2MStorage:
             return forgotten
         assert plan.listing is not None
         listing = [record async for record in arecords(client, layout, plan.listing)]
-        chosen = plan.chosen(listed(listing, scope_prefix))
+        chosen = plan.chosen(listing)
         forgotten = 0
         for batch in self._batches(chosen, layout):
             forgotten += (await client.forget(ids=batch)).forgotten
