@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from autogen_core import CancellationToken, Image
-from autogen_core.memory import MemoryContent, MemoryMimeType
+from autogen_core.memory import ListMemory, MemoryContent, MemoryMimeType
 from autogen_core.model_context import UnboundedChatCompletionContext
 from autogen_core.models import UserMessage
 
@@ -53,12 +53,15 @@ async def test_text_markdown_and_json_round_trip_with_mime_type_and_metadata(
     assert markdown.metadata is not None
     assert markdown.metadata["topic"] == "food"
     assert markdown.metadata["tags"] == ["pizza"]
-    assert sorted(map(str, (r.content for r in by_mime[MemoryMimeType.JSON]))) == sorted(
-        map(str, [{"pizza": {"topping": "basil", "slices": 8}}, {"pizza": "margherita"}])
+    # Each comes back as it was given, as ListMemory gives it: the dict, and the string.
+    assert sorted(map(repr, (r.content for r in by_mime[MemoryMimeType.JSON]))) == sorted(
+        map(repr, [{"pizza": {"topping": "basil", "slices": 8}}, '{"pizza": "margherita"}'])
     )
 
-    # JSON is kept as structure in metadata.value, its compact text as content.
+    # JSON is kept as structure in metadata.value, a dict's compact text (or the string
+    # given) as content.
     records = {r.content: r for r in await stored(client, "app/prefs")}
+    assert records['{"pizza": "margherita"}'].metadata["value"] == {"pizza": "margherita"}
     structured = records['{"pizza":{"topping":"basil","slices":8}}']
     assert structured.metadata["value"] == {"pizza": {"topping": "basil", "slices": 8}}
     assert structured.metadata["mime_type"] == "application/json"
@@ -67,6 +70,33 @@ async def test_text_markdown_and_json_round_trip_with_mime_type_and_metadata(
     assert structured.metadata["namespace"] == "app/prefs"
     assert structured.key.startswith("app/prefs/")
     assert structured.role == "user"
+
+
+@pytest.mark.parametrize(
+    "text", ['"window seats please"', '{"seat": "window"}', "[1, 2, 3]", " 7 ", "null"]
+)
+async def test_json_given_as_a_string_reads_back_as_that_string(
+    client: AsyncA2MClient, text: str
+) -> None:
+    """As ListMemory returns it: not the structure it holds (a dict), nor its compact
+    form, nor a string scalar without its quotes (no longer JSON)."""
+    memory = A2MMemory(client, namespace="app/json")
+    given = MemoryContent(content=text, mime_type=MemoryMimeType.JSON, metadata={"n": 1})
+    await memory.add(given)
+    listed = ListMemory()
+    await listed.add(given)
+    (ours,) = (await memory.query("window seats seat 7 1 2 3 null", k=5)).results
+    (theirs,) = (await listed.query("anything")).results
+    assert (
+        (ours.content, ours.mime_type)
+        == (theirs.content, theirs.mime_type)
+        == (
+            text,
+            MemoryMimeType.JSON,
+        )
+    )
+    assert ours.metadata is not None
+    assert {k: v for k, v in ours.metadata.items() if k == "n" or k == "json_text"} == {"n": 1}
 
 
 async def test_each_result_carries_score_record_id_and_provenance(

@@ -45,7 +45,11 @@ PROVENANCE_KEY = "a2m"
 """The metadata key under which a query result carries the record's id, score and
 provenance. It is never stored: adding a result back writes a new record."""
 
-OWNED_KEYS = ("namespace", "type", "value", "mime_type")
+JSON_TEXT_KEY = "json_text"
+"""Set (``true``) on a record whose JSON content was given as a string: the record's content
+is that string exactly, and it reads back as the string, not the structure it holds."""
+
+OWNED_KEYS = ("namespace", "type", "value", "mime_type", JSON_TEXT_KEY)
 """Metadata keys the mapping writes itself; a content's own metadata cannot use them."""
 
 _TEXT_TYPES = (MemoryMimeType.TEXT.value, MemoryMimeType.MARKDOWN.value)
@@ -128,8 +132,9 @@ def content_record(
 ) -> RecordInput:
     """The A2M record a ``MemoryContent`` becomes, under a fresh key in the namespace.
 
-    Text and markdown are the record's content; JSON (a dict, or a JSON string) is kept as
-    structure in ``metadata.value`` with its compact text as content; an image or binary
+    Text and markdown are the record's content; JSON is kept as structure in
+    ``metadata.value``, with the string given as content (flagged ``json_text``) or, for a
+    dict, its compact text; an image or binary
     content becomes an external record pointing at its URI (``metadata["uri"]``, or a
     string content that is one). Raises :class:`ContentNotStorable`, or
     :class:`~a2m.adapter.UnstorableValue` for a value JSON cannot carry exactly (NaN, a
@@ -173,6 +178,10 @@ def content_record(
         extra["role"] = provenance.role
     if provenance.session is not None and "sessions" in layout.capabilities:
         extra["session"] = provenance.session
+    if isinstance(content.content, str) and not opaque and _is_json(mime):
+        # The text as given, not its compact form, so that it reads back the same string.
+        extra["content"] = content.content
+        extra["metadata"][JSON_TEXT_KEY] = True
     wire = {**record.to_wire(), **extra}
     if not layout.keys:  # the namespace still travels in metadata
         wire.pop("key", None)
@@ -215,6 +224,7 @@ def record_content(record: Record) -> MemoryContent:
     read this way."""
     metadata = dict(record.metadata or {})
     stored_mime = metadata.pop("mime_type", None)
+    given_as_text = metadata.pop(JSON_TEXT_KEY, None) is True
     has_value = "value" in metadata
     value = metadata.pop("value", None)
     namespace = metadata.pop("namespace", None)
@@ -223,7 +233,7 @@ def record_content(record: Record) -> MemoryContent:
     if record.uri is not None:
         body = record.uri
         mime = stored_mime or record.media_type or MemoryMimeType.BINARY.value
-    elif has_value and isinstance(value, dict) and _structured(stored_mime):
+    elif has_value and isinstance(value, dict) and _structured(stored_mime) and not given_as_text:
         body = value
         mime = stored_mime or MemoryMimeType.JSON.value
     else:
