@@ -211,3 +211,33 @@ def test_deletes_and_clear_answer_alike(dbs: dict[str, BaseDb]) -> None:
     for db in dbs.values():
         db.clear_memories()
         assert db.get_user_memories() == []
+
+
+@pytest.mark.parametrize("query", [{"limit": -1}, {"limit": -1, "page": 2}], ids=repr)
+def test_a_negative_limit_means_no_limit_as_in_sqlite(
+    shared: dict[str, BaseDb], query: dict[str, Any]
+) -> None:
+    """SQLite's ``LIMIT -1`` is no limit, and ``SqliteDb`` passes it on: every memory."""
+    ours = shared["a2m"].get_user_memories(**query)
+    assert ours == shared["sqlite"].get_user_memories(**query)
+    assert len(ours) == shared["a2m"].get_user_memories(deserialize=False)[1] > 0
+
+
+def test_an_integer_memory_id_is_stored_as_its_digits_as_in_sqlite(
+    dbs: dict[str, BaseDb],
+) -> None:
+    from a2m import InvalidParams
+
+    for name in ("a2m", "sqlite"):
+        db = dbs[name]
+        db.upsert_user_memory(UserMemory(memory="likes tea", memory_id=5, user_id="ada"))  # type: ignore[arg-type]
+        for asked in (5, "5"):
+            found = db.get_user_memory(asked)  # type: ignore[arg-type]
+            assert isinstance(found, UserMemory), name
+            assert (found.memory_id, found.memory) == ("5", "likes tea"), name
+        db.delete_user_memory(5)  # type: ignore[arg-type]
+        assert db.get_user_memory("5") is None, name
+    before = dbs["a2m"].get_user_memories(deserialize=False)[1]
+    with pytest.raises(InvalidParams, match="memory_id must be a string"):
+        dbs["a2m"].upsert_user_memory(UserMemory(memory="x", memory_id=2.5))  # type: ignore[arg-type]
+    assert dbs["a2m"].get_user_memories(deserialize=False)[1] == before

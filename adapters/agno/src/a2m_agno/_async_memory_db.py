@@ -89,7 +89,7 @@ class AsyncA2MDb(LocalTables, AsyncBaseDb):
     ) -> UserMemory | Row | None:
         """See :meth:`A2MDb.get_user_memory <a2m_agno.A2MDb.get_user_memory>`."""
         keys = valid_keys([memory_id])
-        entry = (await self._store.read_many(keys)).get(memory_id) if keys else None
+        entry = (await self._store.read_many(keys)).get(keys[0]) if keys else None
         if entry is None or not records.is_own(entry):
             return None
         values = records.row(entry)

@@ -30,9 +30,12 @@ def valid_keys(memory_ids: Sequence[str]) -> list[str]:
     """The ids that can be A2M entry keys: any other id names no stored memory."""
     kept = []
     for memory_id in memory_ids:
+        text = records.id_text(memory_id)
+        if text is None:
+            continue
         try:
-            kept.append(validate_key(memory_id))
-        except (InvalidKey, TypeError):
+            kept.append(validate_key(text))
+        except InvalidKey:
             continue
     return kept
 
@@ -164,7 +167,7 @@ class A2MDb(InMemoryDb):
     ) -> UserMemory | Row | None:
         """The memory with ``memory_id`` (of ``user_id`` when given), or ``None``: one call."""
         keys = valid_keys([memory_id])
-        entry = self._store.read_many(keys).get(memory_id) if keys else None
+        entry = self._store.read_many(keys).get(keys[0]) if keys else None
         if entry is None or not records.is_own(entry):
             return None
         values = records.row(entry)

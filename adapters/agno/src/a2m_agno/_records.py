@@ -21,6 +21,7 @@ from uuid import uuid4
 from agno.db.schemas.memory import UserMemory
 from agno.db.utils import validate_pagination
 
+from a2m import InvalidParams
 from a2m.adapter import Entry
 from a2m_types import Record, parse_timestamp
 
@@ -56,11 +57,30 @@ def now() -> int:
     return int(time.time())
 
 
+def id_text(memory_id: Any) -> str | None:
+    """A memory id as the text it is stored under: a string as it is, an integer as its
+    digits (as ``SqliteDb`` stores one); ``None`` for anything else."""
+    if isinstance(memory_id, str):
+        return memory_id
+    if isinstance(memory_id, int) and not isinstance(memory_id, bool):
+        return str(memory_id)
+    return None
+
+
 def ensure_id(memory: UserMemory) -> str:
-    """The memory's id, assigning a fresh one first as Agno's backends do."""
+    """The memory's id, assigning a fresh one first as Agno's backends do; an integer id
+    becomes its digits, any other kind is refused before anything is sent."""
     if memory.memory_id is None:
         memory.memory_id = str(uuid4())
-    return memory.memory_id
+    text = id_text(memory.memory_id)
+    if text is None:
+        raise InvalidParams(
+            f"memory_id must be a string (or an integer, stored as its digits, as SqliteDb "
+            f"stores it); got {type(memory.memory_id).__name__} {memory.memory_id!r}. "
+            "Nothing was sent"
+        )
+    memory.memory_id = text
+    return text
 
 
 def memory_entry(
@@ -224,8 +244,9 @@ def sort_rows(
 
 
 def page_rows(rows: list[Any], limit: int | None, page: int | None) -> list[Any]:
-    """One page (1-indexed) of ``limit`` rows; everything when ``limit`` is ``None``."""
-    if limit is None:
+    """One page (1-indexed) of ``limit`` rows; everything when ``limit`` is ``None`` or
+    negative (SQLite's ``LIMIT -1``, which ``SqliteDb`` passes on, means no limit)."""
+    if limit is None or limit < 0:
         return rows
     start = (page - 1) * limit if page is not None else 0
     return rows[start : start + max(limit, 0)]
