@@ -110,6 +110,36 @@ def test_list_records_newest_first_and_paged(pair: tuple[Any, Any]) -> None:
     assert both(pair, lambda s: s.list_records(limit=0)) == []
 
 
+def test_a_stamp_with_a_time_zone_lists_among_naive_ones(pair: tuple[Any, Any]) -> None:
+    """A record saved with an aware ``created_at`` (CrewAI's own are naive UTC) lists in
+    its place by time, as LanceDB lists it, and the scope's oldest and newest hold it."""
+    from datetime import timezone
+
+    aware = records()[0].model_copy(
+        update={
+            "id": "rec-aware",
+            "created_at": (BASE + timedelta(days=1, hours=12)).replace(tzinfo=timezone.utc),
+        }
+    )
+    for storage in pair:
+        storage.save([aware])
+    assert both(pair, lambda s: [r.id for r in s.list_records()]) == [
+        "rec-4", "rec-3", "rec-2", "rec-aware", "rec-1", "rec-0",
+    ]  # fmt: skip
+    info = pair[0].get_scope_info("/")
+    assert (info.oldest_record, info.newest_record) == (BASE, BASE + timedelta(days=4))
+
+
+def test_a_search_limit_below_one_is_refused_as_lancedb_refuses_it(
+    pair: tuple[Any, Any],
+) -> None:
+    query = embed_one("deploy key")
+    for limit in (0, -1):
+        for storage in pair:
+            with pytest.raises(ValueError, match=r"[Ll]imit"):
+                storage.search(query, limit=limit)
+
+
 def test_scope_info_and_scopes(pair: tuple[Any, Any]) -> None:
     info = both(pair, lambda s: s.get_scope_info("/crew"))
     assert info.record_count == 4

@@ -38,6 +38,7 @@ __all__ = [
     "key_for",
     "key_prefix_for",
     "matches",
+    "naive_utc",
     "one_per_id",
     "record_input",
     "scope_info",
@@ -151,7 +152,7 @@ def _stamp(moment: datetime) -> str:
 def utc_stamp(moment: datetime) -> str:
     """``moment`` as naive UTC in one fixed width, so strings order as the instants do:
     what a server compares ``older_than`` against (``metadata.crewai.created_utc``)."""
-    return _naive_utc(moment).isoformat(timespec="microseconds")
+    return naive_utc(moment).isoformat(timespec="microseconds")
 
 
 def _moment(value: Any, fallback: datetime) -> datetime:
@@ -163,7 +164,8 @@ def _moment(value: Any, fallback: datetime) -> datetime:
     return fallback
 
 
-def _naive_utc(moment: datetime) -> datetime:
+def naive_utc(moment: datetime) -> datetime:
+    """``moment`` as CrewAI keeps time, naive UTC: so that any two stamps compare."""
     # CrewAI's timestamps are naive UTC (datetime.utcnow()); its scoring subtracts them.
     if moment.tzinfo is None:
         return moment
@@ -313,8 +315,8 @@ def _last_accessed(record: Record, stored: datetime) -> datetime:
     # that is CrewAI's touch_records, with no call of its own.
     if record.accessed_at is None:
         return stored
-    recalled = _naive_utc(record.accessed_at)
-    return recalled if _naive_utc(stored) < recalled else stored
+    recalled = naive_utc(record.accessed_at)
+    return recalled if naive_utc(stored) < recalled else stored
 
 
 def to_memory_record(record: Record) -> MemoryRecord:
@@ -322,7 +324,7 @@ def to_memory_record(record: Record) -> MemoryRecord:
     adapter's records; for any other writer's, its key's path as the scope, its tags as
     categories and its salience as importance."""
     metadata = dict(record.metadata or {})
-    created = _naive_utc(record.created_at)
+    created = naive_utc(record.created_at)
     embedding = list(record.embedding) if record.embedding is not None else None
     block = metadata.get(_BLOCK)
     if is_own(record) and isinstance(block, dict):
@@ -346,7 +348,7 @@ def to_memory_record(record: Record) -> MemoryRecord:
             source=source if isinstance(source, str) else None,
             private=bool(block.get("private", False)),
         )
-    accessed = _naive_utc(record.accessed_at) if record.accessed_at is not None else created
+    accessed = naive_utc(record.accessed_at) if record.accessed_at is not None else created
     agent = metadata.get("source_agent")
     return MemoryRecord(
         id=record.id,
@@ -436,7 +438,7 @@ def matches(
         return False
     if metadata_filter and not all(record.metadata.get(k) == v for k, v in metadata_filter.items()):
         return False
-    return older_than is None or _naive_utc(record.created_at) < _naive_utc(older_than)
+    return older_than is None or naive_utc(record.created_at) < naive_utc(older_than)
 
 
 def scope_info(scope: str, records: Sequence[MemoryRecord]) -> ScopeInfo:
@@ -450,7 +452,8 @@ def scope_info(scope: str, records: Sequence[MemoryRecord]) -> ScopeInfo:
         path=path,
         record_count=len(records),
         categories=categories,
-        oldest_record=min(created),
-        newest_record=max(created),
+        # Saved stamps may mix naive (CrewAI's UTC) and aware ones: compare as UTC.
+        oldest_record=min(created, key=naive_utc),
+        newest_record=max(created, key=naive_utc),
         child_scopes=child_scopes((r.scope for r in records), path),
     )

@@ -22,6 +22,7 @@ from ._mapping import (
     Layout,
     key_prefix_for,
     matches,
+    naive_utc,
     server_where,
     to_memory_record,
     utc_stamp,
@@ -148,7 +149,10 @@ def search_plan(
 ) -> SearchPlan:
     """The recall for a ``search``: the vector, the query's words when they are known (the
     server then ranks by both, and finds records that have no vector), the scope as a
-    key prefix, and the filters the server can apply."""
+    key prefix, and the filters the server can apply. A ``limit`` below 1 is refused, as
+    CrewAI's LanceDB storage refuses it."""
+    if limit < 1:
+        raise ValueError(f"search limit must be at least 1; got {limit}")
     viewer = _RECALL.get()
     text = texts.text_of(query_embedding) if query_embedding else None
     if text is None and viewer is not None:
@@ -253,7 +257,7 @@ def listed(records: Iterable[Record], scope_prefix: str | None) -> list[MemoryRe
 def newest_first(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
     """CrewAI's listing order: ``created_at`` descending (ties: the later written first)."""
     indexed = list(enumerate(records))
-    indexed.sort(key=lambda pair: (pair[1].created_at, pair[0]), reverse=True)
+    indexed.sort(key=lambda pair: (naive_utc(pair[1].created_at), pair[0]), reverse=True)
     return [record for _, record in indexed]
 
 
