@@ -85,3 +85,31 @@ async def test_sessions_and_namespaces_keep_apart(a2m_async_client: AsyncA2MClie
     assert await first.get_items() == []
     assert await second.get_items() == [{"role": "user", "content": "beta one"}]
     assert await elsewhere.get_items() == [{"role": "user", "content": "other alpha"}]
+
+
+async def test_odd_items_store_and_pop_as_in_sqlite_session(
+    a2m_async_client: AsyncA2MClient,
+) -> None:
+    """An empty item ``{}`` is an item (a pop takes it, not the one before it), and an
+    item whose ``type`` is not a string is stored as it is, as SQLiteSession does."""
+    items: list[Any] = [
+        {"role": "user", "content": "hello"},
+        {},
+        {"type": ["x"], "data": 1},
+        {"type": {"k": 1}},
+        {},
+    ]
+
+    async def run(session: Any) -> list[Any]:
+        await session.add_items(items)
+        seen = [await session.get_items()]
+        while (popped := await session.pop_item()) is not None:
+            seen += [popped, await session.get_items()]
+        return seen
+
+    reference = SQLiteSession("odd")
+    try:
+        expected = await run(reference)
+    finally:
+        reference.close()
+    assert await run(A2MSession("odd", a2m_async_client)) == expected

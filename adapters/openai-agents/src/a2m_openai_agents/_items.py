@@ -113,7 +113,7 @@ def readable_text(item: Mapping[str, Any]) -> str:
     """What a person (or another framework's recall) reads for ``item``: a message's text,
     a tool call as ``name(arguments)``, a tool's output, a reasoning summary, a search's
     queries; for anything else its type in brackets. Never empty."""
-    kind = item.get("type")
+    kind = _kind(item)
     text = ""
     if "role" in item and kind in (None, "message"):
         text = _content_text(item.get("content"))
@@ -150,7 +150,13 @@ def role_of(item: Mapping[str, Any]) -> str:
     role = item.get("role")
     if isinstance(role, str) and role:
         return role
-    return "tool" if item.get("type") in _TOOL_OUTPUTS else "assistant"
+    return "tool" if _kind(item) in _TOOL_OUTPUTS else "assistant"
+
+
+def _kind(item: Mapping[str, Any]) -> str | None:
+    """The item's ``type`` when it is a string (an item may hold anything there)."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,11 @@ class A2MSession(SessionABC):
             if not records:
                 return None
             newest = next(
-                ((record, item) for record in reversed(records) if (item := item_of(record))),
+                (
+                    (record, item)
+                    for record in reversed(records)
+                    if (item := item_of(record)) is not None  # an empty item {} is one too
+                ),
                 None,
             )
             if newest is None:
