@@ -79,6 +79,42 @@ def test_filters_on_document_metadata(client: A2MClient) -> None:
         ours.similarity_search("pet", filter={"kind": {"$regex": "p.*"}})
 
 
+def test_a_filter_means_the_same_in_the_server_and_here(client: A2MClient) -> None:
+    """A boolean equals only a boolean and never orders, whether the server runs the
+    filter or the store does (a part the server cannot run moves it all here)."""
+    store = A2MVectorStore(WordEmbeddings(), client, namespace="app/flags")
+    flags = {"yes": True, "one": 1, "no": False, "zero": 0}
+    store.add_texts(list(flags), [{"flag": v} for v in flags.values()], ids=list(flags))
+    local = {"other": {"$ne": "x"}}  # $ne: not pushed, so the whole filter runs here
+    for part, expected in [
+        ({"flag": 1}, {"one"}),
+        ({"flag": True}, {"yes"}),
+        ({"flag": {"$in": [0]}}, {"zero"}),
+        ({"flag": {"$lte": 0}}, {"zero"}),
+        ({"flag": {"$gte": 1}}, {"one"}),
+    ]:
+        for where in (part, {**part, **local}):
+            found = {d.id for d in store.similarity_search("x", k=10, filter=where)}
+            assert found == expected, where
+
+
+def test_ids_no_key_can_be_name_no_document(client: A2MClient) -> None:
+    """``get_by_ids`` and ``delete`` pass over an id no A2M key can be; ``add_texts``
+    refuses it, nothing written."""
+    from a2m import InvalidParams
+
+    store = A2MVectorStore(WordEmbeddings(), client, namespace="app/ids")
+    store.add_texts(["kept"], ids=["good"])
+    odd = ["..", "a/", "/a", "a//b", "line\nbreak", "x" * 600]
+    assert [d.id for d in store.get_by_ids(["good", *odd])] == ["good"]
+    assert store.delete(odd) is True
+    assert [d.id for d in store.get_by_ids(["good"])] == ["good"]
+    for id in odd:
+        with pytest.raises(InvalidParams):
+            store.add_texts(["refused"], ids=[id])
+    assert [d.id for d in store.similarity_search("refused kept", k=10)] == ["good"]
+
+
 def test_scores_and_relevance(client: A2MClient) -> None:
     ours, _ = _pair(client)
     hits = ours.similarity_search_with_score("lovely cat pet", k=3)

@@ -11,6 +11,7 @@ from langchain_core.documents import Document
 
 from a2m import Record
 from a2m.adapter import Entry
+from a2m_types.rest import InvalidKey, validate_key
 
 from . import _filters
 from ._records import DOCUMENT_METADATA_FIELD, Layout, new_id
@@ -21,6 +22,18 @@ def checked_id(id: Any) -> str:
     if not isinstance(id, str) or not id:
         raise ValueError(f"document ids must be non-empty strings, not {id!r}")
     return id
+
+
+def addressable(ids: Sequence[Any]) -> list[str]:
+    """The ids (each checked as :func:`checked_id` checks it) that can be A2M entry keys:
+    any other names no stored document, so a lookup or delete passes it over."""
+    kept = []
+    for id in ids:
+        try:
+            kept.append(validate_key(checked_id(id)))
+        except InvalidKey:
+            continue
+    return kept
 
 
 def entries_for(

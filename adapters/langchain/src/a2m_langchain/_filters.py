@@ -40,8 +40,8 @@ _PUSHABLE = frozenset({"$eq", "$gt", "$gte", "$lt", "$lte", "$in"})
 
 
 def _plain(value: Any) -> bool:
-    # strings and numbers compare alike here and on a server; booleans, nulls and missing
-    # keys are where Python's rules and A2M's (docs/adapters.md) part ways
+    # operands whose every comparison runs alike here and on a server: strings and
+    # numbers (a stored boolean meets neither, in either place)
     return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
@@ -115,22 +115,39 @@ def _lookup(metadata: Mapping[str, Any], path: str) -> Any:
 def _field(actual: Any, expected: Any) -> bool:
     if isinstance(expected, Mapping) and expected and all(op in _OPERATORS for op in expected):
         return all(_operator(op, actual, operand) for op, operand in expected.items())
-    return actual is not _MISSING and actual == expected
+    return actual is not _MISSING and _equal(actual, expected)
+
+
+def _equal(actual: Any, expected: Any) -> bool:
+    """Equality as the server's ``where`` has it (docs/adapters.md), so that a filter
+    means the same wherever it runs: a boolean equals only a boolean (``True`` is not
+    ``1``), inside lists and objects too."""
+    if isinstance(actual, bool) or isinstance(expected, bool):
+        return type(actual) is type(expected) and actual == expected
+    if isinstance(actual, Mapping) and isinstance(expected, Mapping):
+        return actual.keys() == expected.keys() and all(
+            _equal(actual[key], expected[key]) for key in actual
+        )
+    if isinstance(actual, (list, tuple)) and isinstance(expected, (list, tuple)):
+        return len(actual) == len(expected) and all(map(_equal, actual, expected))
+    return bool(actual == expected)
 
 
 def _operator(op: str, actual: Any, operand: Any) -> bool:
     if op == "$exists":
         return (actual is not _MISSING) == bool(operand)
     if op == "$ne":
-        return actual is _MISSING or actual != operand
+        return actual is _MISSING or not _equal(actual, operand)
     if op == "$nin":
-        return actual is _MISSING or actual not in operand
+        return actual is _MISSING or not any(_equal(actual, item) for item in operand)
     if actual is _MISSING:
         return False
     if op == "$eq":
-        return bool(actual == operand)
+        return _equal(actual, operand)
     if op == "$in":
-        return actual in operand
+        return any(_equal(actual, item) for item in operand)
+    if isinstance(actual, bool) or isinstance(operand, bool):
+        return False  # booleans are equal or not, never ordered (as on the server)
     try:
         if op == "$gt":
             return bool(actual > operand)

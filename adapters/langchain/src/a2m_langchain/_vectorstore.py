@@ -19,7 +19,7 @@ from . import _filters
 from ._clients import need_async, need_sync, sort_clients
 from ._compat import VectorStore
 from ._documents import (
-    checked_id,
+    addressable,
     diverse_documents,
     entries_for,
     entry_document,
@@ -262,21 +262,23 @@ class A2MVectorStore(VectorStore):
         return self._mmr(records, embedding, k, lambda_mult, filter, fetch_k)
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
-        """The documents with these ids, in their order; missing ids are left out."""
+        """The documents with these ids, in their order; missing ids (and ids no A2M key
+        can be, which name no document) are left out."""
         if not ids:
             return []
         adapter, _ = self._sync_adapter("get_by_ids")
-        found = adapter.read_many([checked_id(id) for id in ids])
+        found = adapter.read_many(addressable(ids))
         return [entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
-        """Delete these documents (``None``: every document of this namespace)."""
+        """Delete these documents (``None``: every document of this namespace); an id no
+        A2M key can be names no document, and is passed over."""
         if ids is None:
             client, _ = self._sync("delete")
             client.forget(where=self._where(), key_prefix=self.namespace)
             return True
         adapter, _ = self._sync_adapter("delete")
-        adapter.delete_many([checked_id(id) for id in ids])
+        adapter.delete_many(addressable(ids))
         return True
 
     @classmethod
@@ -401,7 +403,7 @@ class A2MVectorStore(VectorStore):
         if not ids:
             return []
         adapter, _ = await self._aadapter("aget_by_ids")
-        found = await adapter.read_many([checked_id(id) for id in ids])
+        found = await adapter.read_many(addressable(ids))
         return [entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
 
     async def adelete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
@@ -411,7 +413,7 @@ class A2MVectorStore(VectorStore):
             await client.forget(where=self._where(), key_prefix=self.namespace)
             return True
         adapter, _ = await self._aadapter("adelete")
-        await adapter.delete_many([checked_id(id) for id in ids])
+        await adapter.delete_many(addressable(ids))
         return True
 
     @classmethod
