@@ -90,6 +90,30 @@ def test_malformed_json_is_400_invalid_body(rest: Rest, server: A2MServer, raw: 
         assert_error(response, 400, "INVALID_BODY")
 
 
+@pytest.mark.parametrize(
+    ("route", "raw"),
+    [
+        ("entries", b'{"key": "k", "type": "semantic", "value": "\\ud800"}'),
+        ("entries", b'{"key": "k", "type": "external", "value": "http://x/\\ud800"}'),
+        ("entries", b'{"key": "k", "type": "semantic", "value": "v", "meta": {"\\udfff": 1}}'),
+        ("query", b'{"query": "a", "tag": ["\\ud800"]}'),
+    ],
+    ids=["value", "external-uri", "meta-key", "query-tag"],
+)
+def test_a_lone_surrogate_anywhere_is_400_invalid_body(
+    rest: Rest, server: A2MServer, route: str, raw: bytes
+) -> None:
+    """JSON can spell a lone surrogate (``\\ud800``), UTF-8 text cannot: refused where
+    it is named, whatever field holds it (a string value reached the store, a 500)."""
+    with unchanged(server):
+        response = rest.request(
+            "POST", f"{uid('bad')}/{route}", content=raw,
+            headers={"content-type": "application/json"},
+        )  # fmt: skip
+        assert_error(response, 400, "INVALID_BODY")
+        assert "lone surrogate" in response.json()["message"]
+
+
 def test_a_wrong_embedding_width_is_422_dimension_mismatch(rest: Rest, server: A2MServer) -> None:
     ns = uid("width")
     rest.write(ns, "fixes-width", "semantic", "v", embedding=[1.0, 0.0, 0.0])

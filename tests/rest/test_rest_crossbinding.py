@@ -122,6 +122,25 @@ def test_json_rpc_records_without_a_place_over_rest_are_not_entries(rest: Rest, 
     }
 
 
+def test_json_rpc_keys_rest_cannot_name_are_left_out_never_a_failure(rest: Rest, url: str) -> None:
+    """One record at a key REST could not address must not make a whole namespace
+    unreadable over REST: lists (flat, recursive, paged) and queries leave it out."""
+    app = uid("app")
+    odd = [f"{app}/x/", f"{app}//y", f"{app}/a b/c", f"{app}/A/c", f"{app}/q/../r",
+           f"{app}/s/t/", f"{app}/k/" + "z" * 600]  # fmt: skip
+    records = [{"content": "kept words", "key": f"{app}/ok"}]
+    records += [{"content": "odd words", "key": key} for key in odd]
+    rpc(url, "memory/remember", {"records": records})
+    for params in ({}, {"recursive": "true"}, {"recursive": "true", "limit": 1, "offset": 1}):
+        answer = rest.list(app, **params)
+        assert answer.status_code == 200, (params, answer.text)
+        assert {e["key"] for e in answer.json()["entries"]} <= {"ok"}
+    assert [e["key"] for e in rest.list(app, recursive="true").json()["entries"]] == ["ok"]
+    found = rest.query(app, {"query": "kept odd words", "recursive": True})
+    assert found.status_code == 200, found.text
+    assert [hit["entry"]["key"] for hit in found.json()] == ["ok"]
+
+
 def test_structured_value_in_json_rpc_metadata_is_the_entry_value(rest: Rest, url: str) -> None:
     ns = uid("val")
     rpc(

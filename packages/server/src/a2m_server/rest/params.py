@@ -180,9 +180,41 @@ async def read_json(request: Request) -> Any:
     if not body:
         return NO_BODY
     try:
-        return json.loads(body.decode("utf-8"), parse_constant=_refuse, parse_float=_finite)
+        payload = json.loads(body.decode("utf-8"), parse_constant=_refuse, parse_float=_finite)
     except (ValueError, RecursionError) as exc:
         raise RestError.invalid_body(f"malformed JSON: {exc}") from None
+    where = _lone_surrogate(payload, "body")
+    if where is not None:
+        raise RestError.invalid_body(f"{where} holds a lone surrogate, which is not text in UTF-8")
+    return payload
+
+
+def _lone_surrogate(value: Any, path: str) -> str | None:
+    """Where ``value`` holds a string (or a key) with a lone surrogate, which JSON's
+    ``\\ud800`` escape can spell but UTF-8 text, and so no store, can hold; ``None``
+    when nowhere. Refused here, whatever field it is in, so no write meets it later."""
+    stack = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if not _utf8(item):
+                return where
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                if not _utf8(key):
+                    return f"{where} (a key)"
+                stack.append((inner, f"{where}.{key}"))
+        elif isinstance(item, list):
+            stack.extend((inner, f"{where}[{n}]") for n, inner in enumerate(item))
+    return None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _refuse(name: str) -> Any:

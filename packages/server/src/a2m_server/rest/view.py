@@ -16,6 +16,7 @@ from a2m_server.protocol import CallContext, Protocol
 from a2m_server.protocol.wire import record_to_wire
 from a2m_server.store import RecordFilter, Scope, StoredRecord
 from a2m_types import Entry, Record, from_epoch_ms, record_to_entry
+from a2m_types.rest import validate_key, validate_namespace
 
 from .errors import RestError
 
@@ -67,14 +68,24 @@ class RestView:
             raise RestError.capability(capability, what)
 
     def entry(self, stored: StoredRecord, *, hint: str | None = None) -> Entry | None:
-        """How ``stored`` reads over REST (``hint``: the namespace the caller addressed)."""
+        """How ``stored`` reads over REST (``hint``: the namespace the caller addressed);
+        ``None`` for a record REST cannot address: no namespace in its key, or a namespace
+        or key part that REST would refuse (written over JSON-RPC)."""
         wire = record_to_wire(stored, self.ctx.capabilities, embeddings=True)
-        return record_to_entry(
+        entry = record_to_entry(
             Record.model_validate(wire),
             namespace_hint=hint,
             kind_of_tier=self.kind_of_tier,
             updated_at=from_epoch_ms(stored.updated_at),
         )
+        if entry is None:
+            return None
+        try:
+            validate_namespace(entry.namespace)
+            validate_key(entry.key)
+        except ValueError:
+            return None
+        return entry
 
     def entry_wire(self, stored: StoredRecord, *, hint: str | None = None) -> dict[str, Any]:
         """The entry's JSON; a record that reads as no entry here is a fault (every filter
@@ -86,7 +97,7 @@ class RestView:
             # Metadata that cannot be read or serialised (stored by an earlier release).
             raise UnreadableEntry(stored.id) from exc
         if wire is None:
-            raise RuntimeError(f"record {stored.id} has no REST address")
+            raise NoRestAddress(f"record {stored.id} has no REST address")
         return wire
 
     def readable_entries(
@@ -94,11 +105,15 @@ class RestView:
     ) -> list[tuple[StoredRecord, dict[str, Any]]]:
         """Each record with its entry's JSON, leaving out (and logging) any record whose
         entry cannot be written: one record stored by an earlier release with metadata
-        nested past what a serialiser follows must not fail every listing it is in."""
+        nested past what a serialiser follows must not fail every listing it is in. A
+        record written over JSON-RPC at a key REST cannot address (``app/x/``, a segment
+        ``..``, a namespace with a capital) is not visible over REST, so it is left out."""
         out = []
         for record in records:
             try:
                 out.append((record, self.entry_wire(record, hint=hint)))
+            except NoRestAddress:
+                continue
             except UnreadableEntry:
                 log.error(
                     "record %s left out of a REST answer: its metadata cannot be written "
@@ -152,6 +167,10 @@ class RestView:
             RecordFilter(tiers=kinded),
             RecordFilter(where={"tier": [*kindless, None], "type": stated}),
         ]
+
+
+class NoRestAddress(RuntimeError):
+    """A stored record whose key names no REST entry (written over JSON-RPC)."""
 
 
 class UnreadableEntry(RestError):
