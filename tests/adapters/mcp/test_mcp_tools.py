@@ -157,6 +157,43 @@ async def test_forget_by_key_and_ids_stays_in_the_namespace(
     assert [r.id for r in (await a2m.timeline()).records] == [other]
 
 
+async def test_forget_leaves_the_knowledge_graph_to_its_own_tools(
+    mcp: Client, a2m: AsyncA2MClient
+) -> None:
+    """By query, ids or key, ``forget`` never deletes a graph record: an entity's record
+    deleted alone would leave its observations, to come back when the entity is created
+    again (upstream gives a new entity exactly the observations it is given)."""
+    alice = {"name": "Alice", "entityType": "person", "observations": ["likes tea"]}
+    await call(mcp, "create_entities", entities=[alice])
+    graph = (await a2m.timeline(key_prefix="mcp/graph")).records
+    assert len(graph) == 2  # the entity and its observation
+    await call(mcp, "remember", content="a person who likes tea", key="note")
+    by_query = await call(mcp, "forget", query="person likes tea", confirm=True, limit=10)
+    assert by_query.structured_content["forgotten"] == 1  # the note, not the graph
+    by_ids = await call(mcp, "forget", ids=[r.id for r in graph])
+    assert by_ids.structured_content["forgotten"] == 0
+    assert len((await a2m.timeline(key_prefix="mcp/graph")).records) == 2
+    await call(mcp, "delete_entities", entityNames=["Alice"])
+    robot = {"name": "Alice", "entityType": "robot", "observations": []}
+    await call(mcp, "create_entities", entities=[robot])
+    read = (await call(mcp, "read_graph")).structured_content
+    assert read["entities"] == [robot]
+
+
+async def test_relations_whose_parts_hold_nul_are_kept_apart(mcp: Client) -> None:
+    """``(A, "x\\0y", z)`` and ``(A, "x", "y\\0z")`` are two relations, as upstream
+    keeps them; joining the parts with NUL gave them one key, the second replacing the
+    first."""
+    entities = [{"name": n, "entityType": "t", "observations": []} for n in ("A", "z", "y\x00z")]
+    await call(mcp, "create_entities", entities=entities)
+    first = {"from": "A", "to": "z", "relationType": "x\x00y"}
+    second = {"from": "A", "to": "y\x00z", "relationType": "x"}
+    await call(mcp, "create_relations", relations=[first])
+    await call(mcp, "create_relations", relations=[second])
+    read = (await call(mcp, "read_graph")).structured_content
+    assert sorted(read["relations"], key=str) == sorted([first, second], key=str)
+
+
 async def _remember_one_fact_twice(mcp: Client) -> None:
     """The same convention, remembered twice in other words: the second call finds the
     first by its content hash and raises its weight (2 + 1)."""

@@ -106,8 +106,19 @@ class GraphTooLarge(RuntimeError):
 
 
 def digest(*parts: str) -> str:
-    """A short, fixed-length key segment for arbitrary text (names may hold ``/``)."""
+    """A short, fixed-length key segment for arbitrary text (names may hold ``/``).
+
+    Parts are ended by NUL, which keeps every key written before; where a part holds NUL
+    itself that would be ambiguous (``("x\\0y", "z")`` and ``("x", "y\\0z")``), so such
+    parts are length-prefixed after a byte UTF-8 never holds instead."""
     h = hashlib.sha256()
+    if len(parts) > 1 and any("\x00" in part for part in parts):
+        h.update(b"\xff")
+        for part in parts:
+            data = part.encode("utf-8")
+            h.update(len(data).to_bytes(8, "big"))
+            h.update(data)
+        return h.hexdigest()[:32]
     for part in parts:
         h.update(part.encode("utf-8"))
         h.update(b"\x00")

@@ -5,7 +5,7 @@ all over one :class:`~a2m.AsyncA2MClient`.
 A2M calls per tool: ``remember`` 1, ``recall`` 1 (plus, over an authenticated
 connection, one ``memory/fetch`` per key several principals hold among the results until
 the caller is known: that key's record is the caller's own), ``fetch`` ≤ 2, ``timeline`` 1,
-``forget`` ≤ 2, ``remember_observation`` 1 where the server offers the ``observations``
+``forget`` ≤ 3 (ids given: one ``memory/timeline`` finds those of the knowledge graph, which it leaves to the graph tools), ``remember_observation`` 1 where the server offers the ``observations``
 extension (``docs/observations.md``: it deduplicates, weighs and audits), else 2 (read the stored observation, write it back with its weight raised); the graph
 tools as :class:`~a2m_mcp.KnowledgeGraph` states. The first call also sends one ``memory/describe``.
 
@@ -139,7 +139,9 @@ def build_server(
         description=(
             "Delete memories. Give `ids`, a `key`, or a `query`. With a query, the first call "
             "only lists what would be deleted; call again with confirm=true to delete them. "
-            "Only memories written through this server's namespace can be deleted."
+            "Only memories written through this server's namespace can be deleted; the "
+            "knowledge graph changes only through delete_entities, delete_observations and "
+            "delete_relations."
         ),
         annotations=_DELETE,
     )

@@ -235,7 +235,7 @@ class A2MTools:
                 found = await self.client.recall(
                     query, limit=await self._capped(limit), key_prefix=scope
                 )
-                candidates = [memory_of(r) for r in found.records]
+                candidates = [memory_of(r) for r in found.records if not self._in_graph(r.key)]
                 if not confirm:
                     text = (
                         memory_lines(candidates, "No memory matches; nothing would be forgotten.")
@@ -249,8 +249,16 @@ class A2MTools:
             selected = list(ids or [])
             if key is not None:
                 record = (await self.client.fetch(self._key(key))).record
-                if record is not None:
+                if record is not None and not self._in_graph(record.key):
                     selected.append(record.id)
+            if ids:
+                # The knowledge graph changes only through its own tools, which keep an
+                # entity, its observations and its relations together.
+                graph = await self.client.timeline(
+                    where={"id": list(dict.fromkeys(ids))}, key_prefix=self.config.graph
+                )
+                held = {r.id for r in graph.records if self._in_graph(r.key)}
+                selected = [i for i in selected if i not in held]
             forgotten = 0
             if selected:
                 # key_prefix keeps deletes inside this server's namespace.
@@ -260,6 +268,10 @@ class A2MTools:
             raise tool_error(error) from None
         text = f"Forgot {forgotten} memor{'y' if forgotten == 1 else 'ies'}."
         return tool_result(text, ForgetOut(forgotten=forgotten, confirmed=True))
+
+    def _in_graph(self, key: str | None) -> bool:
+        """Whether a record at ``key`` is part of the knowledge graph."""
+        return key is not None and key.startswith(self.config.graph + "/")
 
     async def remember_observation(
         self,
