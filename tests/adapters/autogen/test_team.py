@@ -196,6 +196,39 @@ async def test_a_buffered_context_shows_the_last_messages(client: AsyncA2MClient
     assert [m.content for m in await reloaded.get_messages()] == ["m2", "m3", "m4"]
 
 
+@pytest.mark.parametrize("buffer_size", [None, 2, 3])
+async def test_a_leading_function_result_shows_as_in_autogens_own_contexts(
+    client: AsyncA2MClient, buffer_size: int | None
+) -> None:
+    """Unbounded shows every message; buffered drops a function result its window starts
+    with (its call cut off), as ``BufferedChatCompletionContext`` does."""
+    from autogen_core.model_context import (
+        BufferedChatCompletionContext,
+        UnboundedChatCompletionContext,
+    )
+    from autogen_core.models import FunctionExecutionResult, FunctionExecutionResultMessage
+
+    result = FunctionExecutionResult(content="42", name="f", call_id="c1", is_error=False)
+    messages: list[LLMMessage] = [
+        FunctionExecutionResultMessage(content=[result]),
+        UserMessage(content="thanks", source="user"),
+        AssistantMessage(content="welcome", source="planner"),
+    ]
+    theirs = (
+        UnboundedChatCompletionContext()
+        if buffer_size is None
+        else BufferedChatCompletionContext(buffer_size=buffer_size)
+    )
+    ours = A2MChatCompletionContext(client, session="lead", buffer_size=buffer_size)
+    for message in messages:
+        await theirs.add_message(message)
+        await ours.add_message(message)
+    expected = await theirs.get_messages()
+    assert await ours.get_messages() == expected
+    reloaded = A2MChatCompletionContext(client, session="lead", buffer_size=buffer_size)
+    assert await reloaded.get_messages() == expected
+
+
 async def test_save_and_load_state_rewrite_the_stored_transcript(client: AsyncA2MClient) -> None:
     context = A2MChatCompletionContext(client, session="s1")
     await context.add_message(UserMessage(content="one", source="user"))

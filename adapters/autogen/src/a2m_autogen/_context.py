@@ -216,11 +216,14 @@ class A2MChatCompletionContext(ChatCompletionContext, Component[A2MChatCompletio
             await self._write([message])
 
     async def get_messages(self) -> list[LLMMessage]:
-        """The transcript (its last ``buffer_size`` messages), oldest first; never starting
-        with a function result whose call was cut off."""
+        """The transcript, oldest first: all of it, as ``UnboundedChatCompletionContext``
+        gives it; with ``buffer_size``, its last messages, never starting with a function
+        result (its call cut off), as ``BufferedChatCompletionContext`` gives them."""
         await self._load()
         size = self._config.buffer_size
-        messages = self._messages[-size:] if size is not None else list(self._messages)
+        if size is None:
+            return list(self._messages)
+        messages = self._messages[-size:]
         if messages and isinstance(messages[0], FunctionExecutionResultMessage):
             messages = messages[1:]
         return messages
