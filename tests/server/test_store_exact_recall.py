@@ -249,3 +249,25 @@ def test_concurrent_writers_and_readers_see_no_error(store_backend: str, tmp_pat
         assert not any(thread.is_alive() for thread in threads)
         assert not errors, errors[:3]
         assert calls[0] > 20
+
+
+def test_a_word_of_any_length_is_found_again(store_backend: str) -> None:
+    """A word past PostgreSQL's 2,046-byte lexeme limit is indexed (as a digest of it)
+    and found, as SQLite finds it; forget(query=) deletes just that record."""
+    long_word = "q" * 2100
+    wide_word = "é" * 1100  # 2,200 bytes in UTF-8
+    with A2MServer() as server, server.connect() as peer:
+        peer.call(
+            "memory/remember",
+            {"records": [
+                {"content": f"prefix {long_word}", "key": "long"},
+                {"content": f"{wide_word} suffix", "key": "wide"},
+                {"content": "unrelated words", "key": "other"},
+            ]},
+        )  # fmt: skip
+        for word, key in ((long_word, "long"), (wide_word, "wide")):
+            found = peer.call("memory/recall", {"query": word, "limit": 5})["records"]
+            assert [r["key"] for r in found] == [key]
+        assert peer.call("memory/forget", {"query": long_word})["forgotten"] == 1
+        left = {r["key"] for r in peer.call("memory/timeline", {})["records"]}
+        assert left == {"wide", "other"}

@@ -7,6 +7,7 @@ and a query finds on PostgreSQL exactly what it finds on SQLite."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 
@@ -24,7 +25,7 @@ def tsvector(content: str) -> tuple[str, int]:
     """The ``tsvector`` literal for ``content`` (its :func:`~a2m_server.text.index_terms`,
     with positions), and its length in terms."""
     positions: dict[str, list[int]] = {}
-    tokens = [term for term in index_terms(content) if _usable(term)]
+    tokens = [_lexeme(term) for term in index_terms(content) if _usable(term)]
     for position, lexeme in enumerate(tokens, start=1):
         places = positions.setdefault(lexeme, [])
         if len(places) < 256:
@@ -37,17 +38,22 @@ def tsvector(content: str) -> tuple[str, int]:
 
 def _usable(term: str) -> bool:
     # Terms are runs of letters and digits; anything else could not be quoted safely.
-    return (
-        bool(term)
-        and len(term.encode("utf-8")) <= _MAX_LEXEME_BYTES
-        and bool(_TOKEN.fullmatch(term))
-    )
+    return bool(term) and bool(_TOKEN.fullmatch(term))
+
+
+def _lexeme(term: str) -> str:
+    """The lexeme standing for ``term``: itself, or, past PostgreSQL's limit on a lexeme,
+    a digest of it (SQLite indexes a term of any length, and finds it again). The ``_``
+    keeps a digest from ever equalling a term, which holds only letters and digits."""
+    if len(term.encode("utf-8")) <= _MAX_LEXEME_BYTES:
+        return term
+    return "long_" + hashlib.sha256(term.encode("utf-8")).hexdigest()
 
 
 def query_lexemes(terms: Sequence[str]) -> list[str]:
     """The search terms (already analysed by :func:`~a2m_server.text.query_terms`) that
-    can be lexemes, in order, once each."""
-    return list(dict.fromkeys(term for term in terms if _usable(term)))
+    can be lexemes, as lexemes, in order, once each."""
+    return list(dict.fromkeys(_lexeme(term) for term in terms if _usable(term)))
 
 
 def tsquery(lexemes: Sequence[str], *, match_all: bool = False) -> str:
