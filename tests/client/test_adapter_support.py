@@ -101,6 +101,34 @@ async def test_a_later_refused_call_takes_the_earlier_ones_back(
 
 
 @pytest.mark.parametrize("flavour", ["sync", "async"])
+async def test_remember_whole_splits_a_call_too_large_for_the_server(flavour: str) -> None:
+    """Over HTTP, a call past the server's body limit (413, nothing written) goes again
+    as two halves, down to one record: what fits is stored whole. A record that alone
+    passes the limit fails the write, and what the halves before it wrote is taken back."""
+    from a2m import PayloadTooLargeError
+    from a2m_testing.servers import serve_http
+
+    fitting = _records(8, "y" * 20_000)
+    too_large = [*_records(3), {"id": str(uuid.uuid4()), "content": "z" * 70_000}]
+    with A2MServer() as server, serve_http(server, max_body_bytes=64 * 1024) as url:
+        if flavour == "sync":
+            with A2MClient(url) as client:
+                drive(remember_whole(fitting, per_call=100, per_read=100), client)
+                with pytest.raises(PayloadTooLargeError):
+                    drive(remember_whole(too_large, per_call=100, per_read=100), client)
+        else:
+            async with AsyncA2MClient(url) as aclient:
+                await drive_async(remember_whole(fitting, per_call=100, per_read=100), aclient)
+                with pytest.raises(PayloadTooLargeError):
+                    await drive_async(
+                        remember_whole(too_large, per_call=100, per_read=100), aclient
+                    )
+        with A2MClient.in_process(server) as reader:
+            ids = {r.id for r in reader.timeline(limit=100).records}
+        assert ids == {r["id"] for r in fitting}
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
 async def test_remember_whole_takes_back_only_what_the_failed_write_created(
     flavour: str,
 ) -> None:

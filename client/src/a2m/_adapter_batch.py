@@ -25,7 +25,7 @@ from ._adapter_core import (
 )
 from ._adapter_owners import choose
 from ._adapter_steps import Flow, call
-from .errors import A2MError, CapabilityNotSupported, InvalidParams
+from .errors import A2MError, CapabilityNotSupported, InvalidParams, PayloadTooLargeError
 
 __all__ = [
     "WRITE_FIELDS",
@@ -163,21 +163,48 @@ def remember_whole(
     calls first reads what its ids and keys hold (one ``memory/timeline`` per ``per_read``
     of each, with vectors where ``capabilities`` has ``embeddings``) — unless ``fresh``
     says none of them is stored (new ids, new keys), when there is nothing to read. On
-    a binding that cannot select by id or key, each call stays atomic on its own."""
+    a binding that cannot select by id or key, each call stays atomic on its own.
+
+    A call whose request is larger than the server takes (HTTP 413, which the server
+    answers before writing anything) is sent again as two halves, down to one record a
+    call, within the same all or nothing: a batch of large records still goes."""
     size = max(per_call, 1)
     batches = [list(records[start : start + size]) for start in range(0, len(records), size)]
     before: _Before | None = _Before(set(), {})
+    known = fresh  # whether ``before`` says what the records' ids and keys hold
     if len(batches) > 1 and not fresh:
         before = yield from _stored_before(records, max(per_read, 1), capabilities)
+        known = True
     written: list[str] = []
-    for batch in batches:
+    while batches:
+        batch = batches.pop(0)
         try:
             written += (yield call("remember", batch)).ids
+        except PayloadTooLargeError:
+            if len(batch) == 1:
+                yield from _undone(records, written, before, per_call, capabilities)
+                raise
+            if not known:  # nothing written yet: one call was all it was to take
+                before = yield from _stored_before(records, max(per_read, 1), capabilities)
+                known = True
+            middle = len(batch) // 2
+            batches[:0] = [batch[:middle], batch[middle:]]
         except Exception:
-            if written and before is not None:
-                yield from _undo(records[: len(written)], written, before, per_call, capabilities)
+            yield from _undone(records, written, before, per_call, capabilities)
             raise
     return written
+
+
+def _undone(
+    records: Sequence[Mapping[str, Any]],
+    written: list[str],
+    before: _Before | None,
+    per_call: int,
+    capabilities: Collection[str],
+) -> Flow[None]:
+    """Undo what the calls so far wrote (the first ``len(written)`` of ``records``)."""
+    if written and before is not None:
+        yield from _undo(records[: len(written)], written, before, per_call, capabilities)
 
 
 @dataclass(frozen=True)

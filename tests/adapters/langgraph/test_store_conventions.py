@@ -129,6 +129,30 @@ def test_puts_too_large_together_but_not_alone_are_each_stored(server: A2MServer
         asyncio.run(run(url))
 
 
+def test_a_batch_too_large_for_one_request_goes_in_several_all_or_nothing(
+    server: A2MServer,
+) -> None:
+    """Puts that fit the server one by one but not in one request are sent in halves, as
+    InMemoryStore and PostgresStore take them; a read refreshing their TTL too. A put no
+    request can carry fails the batch, and nothing of it stays."""
+    from a2m import PayloadTooLargeError
+    from a2m_testing.servers import serve_http
+
+    with serve_http(server, max_body_bytes=64 * 1024) as url, A2MClient(url) as client:
+        store = A2MStore(client)
+        values = {f"k{n}": {"text": f"{n} " * 4_000} for n in range(12)}
+        store.batch([PutOp(("big",), key, value, ttl=60) for key, value in values.items()])
+        found = store.search(("big",), limit=20)  # refreshes every TTL: 12 rewrites
+        assert {item.key: item.value for item in found} == values
+        too_large = {"text": "x" * 70_000}
+        with pytest.raises(PayloadTooLargeError):
+            store.batch(
+                [PutOp(("whole",), f"k{n}", {"text": str(n)}) for n in range(5)]
+                + [PutOp(("whole",), "huge", too_large)]
+            )
+        assert store.search(("whole",)) == []
+
+
 @pytest.mark.parametrize(
     ("namespace", "key", "named"),
     [(("e", "\ud800"), "k", "namespace label"), (("e",), "a\udfff", "key")],

@@ -113,10 +113,9 @@ def plan_put(
     if settings.transcript and "messages" in new_versions:
         messages = message_records(checkpoint, thread, settings, layout)
     checkpoint_record = placed(record, "working", thread, settings, layout)
-    if len(messages) < layout.max_records_per_call:
-        yield Call("remember", {"records": [checkpoint_record, *messages]})
-    else:  # the messages first, so no checkpoint is stored without them; all or nothing
-        yield from remember_all([*messages, checkpoint_record], layout)
+    # One call where they fit; else the messages first, so no checkpoint is stored
+    # without them, all or nothing (a call too large for the server is split too).
+    yield from remember_all([*messages, checkpoint_record], layout)
     # Noted only once written, so a failed put sends its messages again next time.
     written = [r["metadata"]["message_id"] for r in messages]
     settings.written_messages.setdefault(thread.thread_id, set()).update(written)

@@ -45,7 +45,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import InvalidNamespaceError as InvalidNamespace
 
-from a2m import CapabilityNotSupported, Record
+from a2m import CapabilityNotSupported, PayloadTooLargeError, Record
 from a2m.adapter_support import as_written
 from a2m_types import format_timestamp
 
@@ -335,6 +335,17 @@ def _record(
 
 
 def _remember(records: list[dict[str, Any]], layout: Layout) -> Plan[None]:
+    """Rewrite ``records`` (each as it is stored, so each call alone leaves the store
+    right): one ``memory/remember`` per ``max_records_per_call``, a call the server finds
+    too large (413) sent again as two halves, down to one record."""
     step = layout.max_records_per_call
-    for start in range(0, len(records), step):
-        yield Call("remember", {"records": records[start : start + step]})
+    pending = [records[start : start + step] for start in range(0, len(records), step)]
+    while pending:
+        batch = pending.pop(0)
+        try:
+            yield Call("remember", {"records": batch})
+        except PayloadTooLargeError:
+            if len(batch) == 1:
+                raise
+            middle = len(batch) // 2
+            pending[:0] = [batch[:middle], batch[middle:]]
