@@ -153,6 +153,20 @@ def test_a_batch_too_large_for_one_request_goes_in_several_all_or_nothing(
         assert store.search(("whole",)) == []
 
 
+def test_a_list_namespace_reads_as_the_tuple(server: A2MServer) -> None:
+    """As PostgresStore and SqliteStore read it: ``get``, ``search`` and ``delete`` with a
+    list find and delete the item a tuple names (it read as no item at all)."""
+    with A2MClient.in_process(server) as client:
+        store = A2MStore(client)
+        store.put(["a", "b"], "k", {"v": 1})  # type: ignore[arg-type]
+        item = store.get(["a", "b"], "k")  # type: ignore[arg-type]
+        assert item is not None
+        assert (tuple(item.namespace), item.value) == (("a", "b"), {"v": 1})
+        assert [i.key for i in store.search(["a", "b"])] == ["k"]  # type: ignore[arg-type]
+        store.delete(["a", "b"], "k")  # type: ignore[arg-type]
+        assert store.get(("a", "b"), "k") is None
+
+
 @pytest.mark.parametrize(
     ("namespace", "key", "named"),
     [(("e", "\ud800"), "k", "namespace label"), (("e",), "a\udfff", "key")],

@@ -137,8 +137,11 @@ def plan_batch(
 
 
 def _normalised(op: Op) -> Op:
-    """``op`` with a list where LangGraph means a tuple (``search(["a"])``, a list
-    ``MatchCondition`` path), as LangGraph's database stores read them."""
+    """``op`` with a list where LangGraph means a tuple (``search(["a"])``,
+    ``get(["a"], k)``, a list ``MatchCondition`` path), as LangGraph's database stores
+    read them."""
+    if isinstance(op, (GetOp, PutOp)) and isinstance(op.namespace, list):
+        return op._replace(namespace=tuple(op.namespace))
     prefix: Any = op.namespace_prefix if isinstance(op, SearchOp) else None
     if isinstance(op, SearchOp) and isinstance(prefix, list):
         return op._replace(namespace_prefix=tuple(prefix))
