@@ -140,8 +140,9 @@ def _normalised(op: Op) -> Op:
     """``op`` with a list where LangGraph means a tuple (``search(["a"])``,
     ``get(["a"], k)``, a list ``MatchCondition`` path), as LangGraph's database stores
     read them."""
-    if isinstance(op, (GetOp, PutOp)) and isinstance(op.namespace, list):
-        return op._replace(namespace=tuple(op.namespace))
+    namespace: Any = op.namespace if isinstance(op, (GetOp, PutOp)) else None
+    if isinstance(op, (GetOp, PutOp)) and isinstance(namespace, list):
+        return op._replace(namespace=tuple(namespace))
     prefix: Any = op.namespace_prefix if isinstance(op, SearchOp) else None
     if isinstance(op, SearchOp) and isinstance(prefix, list):
         return op._replace(namespace_prefix=tuple(prefix))
