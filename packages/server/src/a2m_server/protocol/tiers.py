@@ -23,7 +23,7 @@ from a2m_types import (
 
 from .context import CallContext
 from .core import Protocol, now_ms
-from .observations import audit_reweighted, prune_observations
+from .observations import is_observation, prune_observations, reweigh
 from .wire import timestamp
 
 __all__ = [
@@ -245,17 +245,19 @@ def promote(proto: Protocol, ctx: CallContext, params: PromoteParams) -> dict[st
     owner = proto.acting_owner(ctx, params.owner)
     with proto.transaction() as writer:
         chosen = writer.select(RecordFilter(ids=params.ids, scope=proto.write_scope(owner)))
-        moving = [
+        chosen_all = [
             r
             for r in with_group_members(writer, chosen, tier=None)
             if r.tier != target and (owner is None or r.owner == owner)
         ]
+        # An observation stays in its tier (docs/observations.md §1: never promoted out,
+        # so it never reaches a shared tier); a promotion's salience still weighs it.
+        moving = [r for r in chosen_all if not is_observation(r)]
         ids = [r.id for r in moving]
         promoted = writer.set_tier(ids, target)
         if params.salience and "salience" in ctx.capabilities:
-            _check_salience(moving, params.salience, "salience")
-            writer.add_salience(ids, params.salience)
-            audit_reweighted(writer, moving, params.salience, owner or ctx.principal or "local")
+            _check_salience(chosen_all, params.salience, "salience")
+            reweigh(proto, writer, chosen_all, params.salience, owner or ctx.principal or "local")
         owners = {r.owner for r in moving}
         event_owner = owners.pop() if len(owners) == 1 else owner
         writer.append_event("promoted", now_ms(), {"ids": ids, "tier": target}, event_owner, target)
@@ -279,8 +281,7 @@ def reinforce(proto: Protocol, ctx: CallContext, params: ReinforceParams) -> dic
     with proto.transaction() as writer:
         found = writer.select(RecordFilter(ids=params.ids, scope=proto.write_scope(owner)))
         _check_salience(found, amount, "amount")
-        reinforced = writer.add_salience([r.id for r in found], amount)
-        audit_reweighted(writer, found, amount, owner or ctx.principal or "local")
+        reinforced = reweigh(proto, writer, found, amount, owner or ctx.principal or "local")
     return {"reinforced": reinforced}
 
 

@@ -25,13 +25,13 @@ from a2m_server._web import in_worker
 from a2m_server.auth import TokenMap
 from a2m_server.errors import ProtocolError
 from a2m_server.protocol import CallContext
+from a2m_server.protocol.observations import is_observation
 from a2m_server.server import A2MServer
 from a2m_server.store import RecordFilter, StoredRecord
 from a2m_types import ErrorCode
 
 from . import _render as render
 from ._fields import (
-    OBSERVATION_KEY,
     TRANSFERRED_KEY,
     TYPE_KEY,
     Row,
@@ -381,7 +381,7 @@ def _extension(state: State, ctx: CallContext) -> frozenset[str]:
 
 
 def _is_observation(record: StoredRecord) -> bool:
-    return bool((record.metadata or {}).get(OBSERVATION_KEY))
+    return is_observation(record)
 
 
 def _shown(value: Any) -> str:

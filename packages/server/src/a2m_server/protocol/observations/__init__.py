@@ -24,10 +24,10 @@ from .model import (
 from .reading import audit, audit_to_wire, list_observations, recall_observations
 from .writing import (
     audit_forgotten,
-    audit_reweighted,
     delete,
     prune_observations,
     remember,
+    reweigh,
     update,
 )
 
@@ -36,12 +36,12 @@ __all__ = [
     "OBSERVATION_KEY_PREFIX",
     "Tenant",
     "audit_forgotten",
-    "audit_reweighted",
     "audit_to_wire",
     "content_hash",
     "is_observation",
     "normalise",
     "prune_observations",
+    "reweigh",
     "weight_factor",
 ]
 

@@ -207,8 +207,14 @@ def check_weight(proto: Protocol, weight: float, name: str = "weight") -> float:
 
 
 def is_observation(record: StoredRecord) -> bool:
-    """Whether ``record`` is an observation (``metadata.observation`` is true)."""
-    return bool(record.metadata and record.metadata.get("observation") is True)
+    """Whether ``record`` is an observation: ``metadata.observation`` is true, at a key
+    under ``observation/``, where only the extension writes."""
+    return bool(
+        record.metadata
+        and record.metadata.get("observation") is True
+        and record.key is not None
+        and record.key.startswith(OBSERVATION_KEY_PREFIX)
+    )
 
 
 def snapshot(record: StoredRecord | NewRecord) -> dict[str, Any]:
@@ -311,13 +317,16 @@ def readable_filter(
             where["observation_agent"] = agent
         branches.append(RecordFilter(where=where))
     where = {"observation": True}
+    prefix = OBSERVATION_KEY_PREFIX.rstrip("/")  # where only the extension writes
     if classifications:
         where["observation_classification"] = [c.strip().lower() for c in classifications]
     if types:
         where["observation_type"] = list(types)
     if source is not None:
         where["observation_source"] = source
-    return RecordFilter(where=where, any_of=branches, tags_all=list(tags) if tags else None)
+    return RecordFilter(
+        where=where, any_of=branches, tags_all=list(tags) if tags else None, key_prefix=prefix
+    )
 
 
 def access_of(proto: Protocol, tenant: Tenant, record: StoredRecord) -> str:

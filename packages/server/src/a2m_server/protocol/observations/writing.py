@@ -40,10 +40,10 @@ from .model import (
 
 __all__ = [
     "audit_forgotten",
-    "audit_reweighted",
     "delete",
     "prune_observations",
     "remember",
+    "reweigh",
     "update",
 ]
 
@@ -294,28 +294,35 @@ def audit_forgotten(writer: StoreWriter, records: Sequence[StoredRecord], actor:
         writer.append_audit(rows)
 
 
-def audit_reweighted(
-    writer: StoreWriter, records: Sequence[StoredRecord], amount: float, actor: str
-) -> None:
-    """Audit observations whose weight a core ``memory/reinforce`` (or a promotion's
-    salience) raised by ``amount``."""
+def reweigh(
+    proto: Protocol,
+    writer: StoreWriter,
+    records: Sequence[StoredRecord],
+    amount: float,
+    actor: str,
+) -> int:
+    """Add ``amount`` to the salience of ``records`` (a core ``memory/reinforce``, or a
+    promotion's salience); how many records that was. An observation's weight stays
+    within ``[0, max_weight]`` (§1: a weight is a float ≥ 0, ``max_weight`` the largest
+    any update may reach), and each change of one is audited."""
+    plain = [r.id for r in records if not is_observation(r)]
+    counted = writer.add_salience(plain, amount) if plain else 0
+    maximum = proto.config.observations.max_weight
     now = now_ms()
     rows = []
     for record in records:
-        if is_observation(record):
-            before = snapshot(record)
-            rows.append(
-                audit_row(
-                    actor,
-                    "updated",
-                    record,
-                    before,
-                    {**before, "weight": record.salience + amount},
-                    now,
-                )
-            )
+        if not is_observation(record):
+            continue
+        counted += 1
+        weight = min(max(record.salience + amount, 0.0), maximum)
+        if weight == record.salience:
+            continue
+        writer.set_salience(record.id, weight)
+        before = snapshot(record)
+        rows.append(audit_row(actor, "updated", record, before, {**before, "weight": weight}, now))
     if rows:
         writer.append_audit(rows)
+    return counted
 
 
 def _prune_tenant(
