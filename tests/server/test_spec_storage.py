@@ -320,6 +320,28 @@ def test_servers_opening_one_new_file_together_all_start(tmp_path: Path) -> None
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+@pytest.mark.sqlite_only("two servers on one SQLite file")
+def test_a_vector_another_process_wrote_during_a_read_is_found_after_it(tmp_path: Path) -> None:
+    """The vector index is dropped when another process commits, and built again: built
+    inside a read that began before that commit (its snapshot older than the change just
+    noted), it missed the new vector and was still taken as current, so vector recall
+    never found that record until yet another process wrote."""
+    path = str(tmp_path / "shared.db")
+    with A2MServer(db=path) as first, A2MServer(db=path) as second:
+        writer, reader = first.connect(), second.connect()
+        writer.call("memory/remember", {"records": [{"content": "old", "embedding": [1, 0, 0]}]})
+        query = {"query": "", "embedding": [0, 1, 0], "limit": 1, "rank": "similarity"}
+        assert [r["content"] for r in reader.call("memory/recall", query)["records"]] == ["old"]
+        store = second.protocol.store
+        with store.reading() as read:
+            read.dimensions()  # the read's snapshot begins here
+            new = {"content": "new", "embedding": [0, 1, 0]}
+            writer.call("memory/remember", {"records": [new]})
+            store.loaded_vector_index()  # the commit is noticed inside the older read
+        found = reader.call("memory/recall", query)["records"]
+        assert [r["content"] for r in found] == ["new"]
+
+
 # --- dropped records are gone ----------------------------------------------------------------------
 
 DROPPING = ServerConfig(

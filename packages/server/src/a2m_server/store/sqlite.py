@@ -87,6 +87,7 @@ class SQLiteStore(Store):
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
+        self._loader: sqlite3.Connection | None = None
         self._closed = False
         if not self._memory:
             Path(self.path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
@@ -228,19 +229,42 @@ class SQLiteStore(Store):
             return self._index
 
     def _load_index(self) -> VectorIndex | None:
-        conn = self._reader_connection()
-        lock = self._write_lock if self._memory else _NO_LOCK
-        with lock:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
-            if row is None:
-                return None
-            index = VectorIndex(self.metric, int(row[0]))
-            cursor = conn.execute("SELECT rowid, embedding FROM record_vectors")
-            while True:
-                batch = cursor.fetchmany(4096)
-                if not batch:
-                    break
-                index.add_many((rowid, unpack_vector(blob)) for rowid, blob in batch)
+        """The vector index as the file holds it now, read in one snapshot of its own. The
+        calling thread's reader may be inside a read that began before another process
+        committed (its snapshot older than the ``data_version`` just noted): an index
+        built there would miss that process's vectors and still be taken as current."""
+        if self._memory:
+            with self._write_lock:
+                return self._read_index(self._writer)
+        conn = self._index_loader()
+        conn.execute("BEGIN")
+        try:
+            return self._read_index(conn)
+        finally:
+            conn.execute("COMMIT")
+
+    def _index_loader(self) -> sqlite3.Connection:
+        """The connection loading the vector index (under the index lock), never inside
+        another read."""
+        if self._loader is None:
+            conn = self._connect()
+            conn.execute("PRAGMA query_only = ON")
+            with self._readers_lock:
+                self._readers.append(conn)
+            self._loader = conn
+        return self._loader
+
+    def _read_index(self, conn: sqlite3.Connection) -> VectorIndex | None:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
+        if row is None:
+            return None
+        index = VectorIndex(self.metric, int(row[0]))
+        cursor = conn.execute("SELECT rowid, embedding FROM record_vectors")
+        while True:
+            batch = cursor.fetchmany(4096)
+            if not batch:
+                break
+            index.add_many((rowid, unpack_vector(blob)) for rowid, blob in batch)
         log.debug("vector index loaded: %d vectors", len(index))
         return index
 
@@ -328,6 +352,7 @@ class SQLiteStore(Store):
             for conn in self._readers:
                 conn.close()
             self._readers.clear()
+            self._loader = None
         with self._write_lock:
             if not self._memory:
                 with contextlib.suppress(sqlite3.Error):  # best effort on shutdown
