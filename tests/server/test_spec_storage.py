@@ -342,6 +342,33 @@ def test_a_vector_another_process_wrote_during_a_read_is_found_after_it(tmp_path
         assert [r["content"] for r in found] == ["new"]
 
 
+@pytest.mark.sqlite_only("two servers on one SQLite file")
+def test_push_reaches_a_subscriber_of_another_server_on_the_same_file(tmp_path: Path) -> None:
+    """Nothing tells a process that another committed to the file: each server watches the
+    file's data_version and pushes what the other logged, as on PostgreSQL (the events
+    waited for a write of the subscriber's own process)."""
+    path = str(tmp_path / "shared.db")
+    heard: list[dict[str, Any]] = []
+    arrived = threading.Event()
+
+    def notify(message: dict[str, Any]) -> None:
+        heard.append(message)
+        if len(heard) == 3:
+            arrived.set()
+
+    with A2MServer(db=path) as subscriber_side, A2MServer(db=path) as writer_side:
+        connection = subscriber_side.connect(notify=notify)
+        connection.call("memory/events/subscribe", {"kinds": ["written"]})
+        writer = writer_side.connect()
+        ids = [
+            writer.call("memory/remember", {"records": [{"content": f"far {n}"}]})["ids"][0]
+            for n in range(3)
+        ]
+        assert arrived.wait(10), f"{len(heard)} of 3 notifications arrived"
+        connection.close()
+    assert [m["params"]["id"] for m in heard] == ids
+
+
 # --- dropped records are gone ----------------------------------------------------------------------
 
 DROPPING = ServerConfig(

@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -88,6 +88,10 @@ class SQLiteStore(Store):
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._loader: sqlite3.Connection | None = None
+        self._listeners: list[Callable[[], None]] = []
+        self._listen_lock = threading.Lock()
+        self._listener: threading.Thread | None = None
+        self._stop_listening = threading.Event()
         self._closed = False
         if not self._memory:
             Path(self.path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
@@ -268,6 +272,43 @@ class SQLiteStore(Store):
         log.debug("vector index loaded: %d vectors", len(index))
         return index
 
+    def listen(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when a commit to the file may have logged events: another
+        process sharing it has no way to tell this one, so a thread watches the file's
+        ``PRAGMA data_version`` (four times a second) and calls back when it moves."""
+        if self._memory:
+            return  # one process only
+        with self._listen_lock:
+            if callback not in self._listeners:
+                self._listeners.append(callback)
+            if self._listener is None and not self._closed:
+                self._listener = threading.Thread(
+                    target=self._listen_loop, name="a2m-listen-sqlite", daemon=True
+                )
+                self._listener.start()
+
+    def _listen_loop(self) -> None:
+        conn = self._connect()
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            seen = conn.execute("PRAGMA data_version").fetchone()[0]
+            while not self._stop_listening.wait(_LISTEN_INTERVAL_S):
+                try:
+                    version = conn.execute("PRAGMA data_version").fetchone()[0]
+                except sqlite3.Error as exc:
+                    log.warning("event listener could not read the file (%s)", exc)
+                    continue
+                if version == seen:
+                    continue
+                seen = version
+                for callback in list(self._listeners):
+                    try:
+                        callback()
+                    except Exception:
+                        log.exception("an event listener failed")
+        finally:
+            conn.close()
+
     def _apply_vector_changes(self, writer: Writer) -> None:
         with self._index_lock:
             if writer.vectors_cleared or writer.width_changed:
@@ -346,6 +387,10 @@ class SQLiteStore(Store):
         if self._deletions:
             self._purge_deleted_text()
         self._closed = True
+        self._stop_listening.set()
+        listener = self._listener
+        if listener is not None:
+            listener.join(5)
         if self._checkpointer is not None:
             self._checkpointer.close()
         with self._readers_lock:
@@ -369,3 +414,6 @@ class _NoLock:
 
 
 _NO_LOCK = _NoLock()
+
+_LISTEN_INTERVAL_S = 0.25
+"""How often the event listener looks for another process's commits."""
