@@ -121,6 +121,31 @@ async def test_non_idempotent_calls_retry_only_when_the_request_never_left(
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("method", "call"),
+    [
+        ("memory/forget", lambda d: d.forget(ids=["a"])),
+        ("memory/promote", lambda d: d.promote(["a"], "semantic")),
+    ],
+    ids=["forget", "promote"],
+)
+async def test_a_call_counting_what_it_did_is_not_retried_once_the_server_may_have_acted(
+    fake_server, mode, method, call
+) -> None:
+    """After a timeout or a dropped answer the server may have deleted or moved the
+    records: a retry would answer 0, telling the caller the call did nothing."""
+    driver = make(mode)
+    install_sleep(driver.client)
+    for failure in (raising(httpx.ReadTimeout), raising(httpx.ReadError), status(502)):
+        fake_server.calls.clear()
+        fake_server.on(method, failure)
+        with pytest.raises(a2m.A2MTransportError):
+            await call(driver)
+        assert fake_server.calls.count(method) == 1, failure
+    await close(driver)
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_idempotent_variants_of_promote_and_summarize_are_retried(fake_server, mode) -> None:
     fake_server.on("memory/promote", status(503), ok({"promoted": 1}))
     fake_server.on("memory/summarize", status(503), ok({"records": [], "read": 0, "written": 0}))
@@ -173,12 +198,17 @@ async def test_retry_after_http_date_is_honoured(fake_server, mode) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_an_absurd_retry_after_falls_back_to_backoff(fake_server, mode) -> None:
+async def test_a_retry_after_past_a_minute_is_raised_not_cut_short(fake_server, mode) -> None:
+    """The server asked for a day: retrying in half a second would ignore it, and waiting
+    a day inside a call would hang it; the error carries ``retry_after`` instead."""
     fake_server.on("memory/recall", status(503, **{"Retry-After": "86400"}), ok(RECALL_OK))
     driver = make(mode)
     sleeps = install_sleep(driver.client)
-    await driver.recall("x")
-    assert sleeps.delays[0] <= 0.5
+    with pytest.raises(a2m.A2MHTTPStatusError) as caught:
+        await driver.recall("x")
+    assert caught.value.retry_after == 86400
+    assert sleeps.delays == []
+    assert fake_server.calls.count("memory/recall") == 1
     await close(driver)
 
 
@@ -267,6 +297,13 @@ def raw(content: bytes, code: int = 200):
          a2m.ResponseValidationError, "malformed"),
         (lambda r, p: rpc_error(r, -32700, "malformed JSON"), a2m.ParseError, "malformed JSON"),
         (raw(b"", 202), a2m.ResponseValidationError, "empty body"),
+        # another request's error is not this call's (null is: the server could not tell)
+        (lambda r, p: httpx.Response(200, json={"jsonrpc": "2.0", "id": 999,
+                                                "error": {"code": -32001, "message": "ro"}}),
+         a2m.ResponseValidationError, "answers id 999"),
+        (lambda r, p: httpx.Response(200, headers={"content-encoding": "gzip"},
+                                     content=b"not gzip at all"),
+         a2m.A2MConnectionError, "could not be decoded"),
     ],
 )  # fmt: skip
 async def test_malformed_responses(fake_server, mode, answer, error, fragment) -> None:

@@ -112,7 +112,8 @@ INITIAL_RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
 """The longest computed backoff between two attempts."""
 MAX_RETRY_AFTER = 60.0
-"""The longest ``Retry-After`` honoured; a longer one falls back to computed backoff."""
+"""The longest ``Retry-After`` waited out before a retry; past it the error is raised,
+carrying ``retry_after``, for the caller to decide."""
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 """HTTP statuses that retrying can fix."""
 
@@ -588,6 +589,15 @@ def parse_response(call: Call[R], request_id: int, response: Mapping[str, Any]) 
     name = call.name
     error = response.get("error")
     if error is not None:
+        answered = response.get("id")
+        if answered is not None and answered != request_id:
+            # Another request's error (``null`` is the server not knowing which: ours).
+            raise ResponseValidationError(
+                f"the error response answers id {answered!r}, not this request's "
+                f"{request_id}: {error!r}",
+                method=name,
+                data=dict(response),
+            )
         code = error.get("code") if isinstance(error, dict) else None
         if not isinstance(code, int) or isinstance(code, bool):
             raise ResponseValidationError(
@@ -644,7 +654,11 @@ def should_retry(call: Call[Any], error: A2MError, attempt: int, max_retries: in
 
     Connection errors, timeouts, 429, 502, 503 and 504 are retried. A call that is not
     idempotent is retried only when the request provably never left (a connect error);
-    protocol errors, ``READ_ONLY`` included, never are."""
+    protocol errors, ``READ_ONLY`` included, never are. A call whose result counts what it
+    did (``forget``, ``promote``) is idempotent in effect, but a retry after the server
+    may have acted would answer 0: it is retried only where the server provably did not
+    act (a connect error, 429, 503). A ``Retry-After`` longer than
+    :data:`MAX_RETRY_AFTER` is not waited out here: the error, carrying it, is raised."""
     if attempt >= max_retries or not isinstance(error, A2MTransportError) or not error.retryable:
         return False
     if isinstance(error, A2MConnectError):
@@ -652,8 +666,19 @@ def should_retry(call: Call[Any], error: A2MError, attempt: int, max_retries: in
     if not call.idempotent:
         return False
     if isinstance(error, A2MHTTPStatusError):
+        retry_after = error.retry_after
+        if retry_after is not None and retry_after > MAX_RETRY_AFTER:
+            return False
+        if call.name in _COUNTING:
+            return error.status in (429, 503)
         return error.status in RETRY_STATUSES
+    if call.name in _COUNTING:
+        return False
     return isinstance(error, (A2MConnectionError, A2MTimeoutError))
+
+
+_COUNTING = frozenset({"memory/forget", "memory/promote"})
+"""Methods whose result counts the records this very call changed."""
 
 
 def retry_delay(attempt: int, error: A2MError, *, jitter: float | None = None) -> float:

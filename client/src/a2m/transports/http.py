@@ -76,7 +76,13 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _raise_transport(exc: httpx.TransportError, method: str | None, url: str) -> NoReturn:
+def _raise_transport(
+    exc: httpx.TransportError | httpx.DecodingError, method: str | None, url: str
+) -> NoReturn:
+    if isinstance(exc, httpx.DecodingError):  # a body its Content-Encoding does not decode
+        raise A2MConnectionError(
+            f"the response from {url} could not be decoded: {exc}", method=method, retryable=False
+        ) from exc
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
         raise connect_error(url, exc, method) from exc
     if isinstance(exc, httpx.PoolTimeout):  # no connection came free: nothing was sent
@@ -372,7 +378,7 @@ class HTTPTransport(_HTTPParts[SyncPool, httpx.Client], Transport):
             response = client.post(
                 self.url, content=content, headers=self._headers, timeout=timeout
             )
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.DecodingError) as exc:
             _raise_transport(exc, method, self.url)
         return _httpx_response(response, method)
 
@@ -431,7 +437,7 @@ class AsyncHTTPTransport(_HTTPParts[AsyncPool, httpx.AsyncClient], AsyncTranspor
             response = await client.post(
                 self.url, content=content, headers=self._headers, timeout=timeout
             )
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.DecodingError) as exc:
             _raise_transport(exc, method, self.url)
         return _httpx_response(response, method)
 

@@ -208,7 +208,7 @@ class RESTTransport(_Common, Transport):
         options = self._request(call, clock, method)
         try:
             return _reply(self._client.request(**options))
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.DecodingError) as exc:
             _raise_transport(exc, method, options["url"])
 
     def close(self) -> None:
@@ -257,7 +257,7 @@ class AsyncRESTTransport(_Common, AsyncTransport):
         try:
             client = await self._clients.get(method)
             return _reply(await client.request(**options))
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.DecodingError) as exc:
             _raise_transport(exc, method, options["url"])
 
     async def aclose(self) -> None:
