@@ -80,3 +80,29 @@ def test_expired_entries_are_gone(make_backend: object) -> None:
     time.sleep(1.2)
     assert keys_of(host.retrieve(memory, tags=[])) == [{"k": "kept"}]
     assert host.retrieve(memory, keys=[{"k": "brief"}])["code"] == "memory_not_found"
+
+
+def test_a_working_entry_never_replaces_a_durable_one_at_its_key(
+    cell: tuple[str, Backend],
+) -> None:
+    """A key names one entry of an agent whatever its tier: a working entry stored there
+    would replace the episodic one, and the session's end would delete it. Refused,
+    naming the tier held; the durable entry outlives the session."""
+    mode, backend = cell
+    host = backend.host(mode, semantic_writers=["assistant"])
+    memory = host.init("assistant")
+    host.store(memory, entry({"topic": "prefs"}, {"language": "python"}, "episodic"))
+    host.store(memory, entry({"topic": "shared"}, "known to all", "semantic"))
+    answer = host.store(
+        memory,
+        entry({"topic": "prefs"}, "scratch", "working"),
+        entry({"topic": "shared"}, "scratch", "working"),
+        entry({"topic": "fresh"}, "scratch", "working"),
+    )
+    assert answer["stored"] == [{"topic": "fresh"}]
+    assert [e.split(":")[0] for e in answer["errors"]] == ["entries[0]", "entries[1]"]
+    assert "holds the agent's episodic entry" in answer["errors"][0]
+    host.end_memory(memory)
+    again = host.init("assistant")
+    kept = host.retrieve(again, keys=[{"topic": "prefs"}])["entries"]
+    assert [(e["content"], e["tier"]) for e in kept] == [({"language": "python"}, "episodic")]

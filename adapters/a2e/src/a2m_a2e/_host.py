@@ -195,12 +195,49 @@ class HostCore:
             wanted.pop(entry.entry_key, None)
             wanted[entry.entry_key] = (index, entry)
         accepted = list(wanted.values())
+        accepted = yield from self._durable_kept(layout, session, accepted, errors)
         if self.limits.max_entries is not None or self.limits.max_bytes is not None:
             accepted = yield from self._within_quota(layout, session, accepted, errors)
         written = yield from self._write(layout, session, accepted, errors)
         errors.sort(key=lambda text: int(text[len("entries[") : text.index("]")]))
         stored = [entry.key for _, entry in written]
         return new_message(m.STORE_RESP, req_id=req_id, stored=stored, errors=errors)
+
+    def _durable_kept(
+        self,
+        layout: Layout,
+        session: MemorySession,
+        accepted: list[tuple[int, Entry]],
+        errors: list[str],
+    ) -> Flow[list[tuple[int, Entry]]]:
+        """The entries that replace nothing durable with a ``working`` one. A key names one
+        entry of an agent whatever its tier, so a working entry at a key holding an
+        episodic or semantic entry would replace it, and the session's end would delete
+        it: refused, naming the tier held (one ``memory/timeline``, only when the store
+        holds working entries)."""
+        working = [(index, entry) for index, entry in accepted if entry.tier == "working"]
+        if not working:
+            return accepted
+        addresses = [f"{session.namespace}/{entry.entry_key}" for _, entry in working]
+        found = yield from self._by_keys(layout, session, addresses)
+        durable = {
+            record.key: tier
+            for record in found
+            if self.visible(layout, session, record)
+            and (tier := tier_of(record, layout.kind_of_tier)) != "working"
+        }
+        kept = []
+        for index, entry in accepted:
+            held = durable.get(f"{session.namespace}/{entry.entry_key}")
+            if entry.tier == "working" and held is not None:
+                errors.append(
+                    f"entries[{index}]: {ErrorCode.INVALID_MESSAGE}: the key holds the "
+                    f"agent's {held} entry, which a working entry would replace (and the "
+                    "session's end delete); forget it first, or store under another key"
+                )
+                continue
+            kept.append((index, entry))
+        return kept
 
     def _check_entry(self, layout: Layout, session: MemorySession, entry: Entry) -> None:
         if entry.tier == "semantic" and not self.may_write_semantic(session.agent):
