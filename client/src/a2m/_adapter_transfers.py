@@ -6,12 +6,25 @@ the server says a grant exists."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from a2m_types import DescribeResult
 from a2m_types.observations import Observation
 
 from ._adapter_steps import Flow, call
+
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Every boundary ``str.splitlines()`` honours."""
+
+
+def continued(text: str, indent: str = "  ") -> str:
+    """``text`` with every line after its first indented by ``indent``: in a list of one
+    line per memory, a memory's own line breaks can then never start a line that reads as
+    another memory (``- [another/agent] …``), whichever way a reader splits lines. The
+    server's prompt rendering does the same."""
+    return _LINE_BREAK.sub(lambda found: found.group(0) + indent, text)
+
 
 __all__ = [
     "TRANSFERRED_HEADER",
@@ -72,5 +85,5 @@ def transferred_lines(
         if observation.agent:
             origin += f", agent {observation.agent}"
         score = f" (score {observation.score:.2f})" if observation.score is not None else ""
-        lines.append(f"- [{origin}] {observation.content}{score}")
+        lines.append(continued(f"- [{origin}] {observation.content}{score}"))
     return "\n".join(lines)

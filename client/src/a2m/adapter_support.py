@@ -28,6 +28,7 @@ from ._adapter_owners import Caller, best_per_key
 from ._adapter_steps import Flow, Step, call, drive, drive_async
 from ._adapter_transfers import (
     TRANSFERRED_HEADER,
+    continued,
     offers_transfers,
     transferred_lines,
     transferred_observations,
@@ -47,6 +48,7 @@ __all__ = [
     "as_written",
     "best_per_key",
     "call",
+    "continued",
     "drive",
     "drive_async",
     "every_record",
@@ -253,7 +255,8 @@ async def remember_all(
 
 def memory_lines(records: Sequence[Record], header: str | None = None) -> str:
     """Recalled records as lines a model reads: who wrote each one (framework and agent)
-    and its score, under ``header`` when given."""
+    and its score, under ``header`` when given; a record's own line breaks indent what
+    follows them (:func:`continued`), so one record never reads as several."""
     lines = [header] if header else []
     for record in records:
         stated = record.metadata or {}
@@ -261,5 +264,5 @@ def memory_lines(records: Sequence[Record], header: str | None = None) -> str:
         agent = stated.get("source_agent")
         origin = f"{who}/{agent}" if agent else who
         score = f" (score {record.score:.2f})" if record.score is not None else ""
-        lines.append(f"- [{origin}] {record.content}{score}")
+        lines.append(continued(f"- [{origin}] {record.content}{score}"))
     return "\n".join(lines)

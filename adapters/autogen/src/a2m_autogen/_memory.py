@@ -19,7 +19,12 @@ from typing_extensions import Self
 
 from a2m import NOT_GIVEN, A2MError, AsyncA2MClient, PromptOptions, Record, filters
 from a2m.adapter import AsyncA2MAdapter
-from a2m.adapter_support import drive_async, transferred_lines, transferred_observations
+from a2m.adapter_support import (
+    continued,
+    drive_async,
+    transferred_lines,
+    transferred_observations,
+)
 from a2m_types import new_id
 from a2m_types.rest import validate_namespace
 
@@ -378,7 +383,9 @@ class A2MMemory(Memory, Component[A2MMemoryConfig]):
         if not records and not granted:
             return UpdateContextResult(memories=MemoryQueryResult(results=[]))
         contents = [record_content(r) for r in records]
-        body = rendered or "\n".join(f"{i}. {_plain(c)}" for i, c in enumerate(contents, 1))
+        body = rendered or "\n".join(
+            continued(f"{i}. {_plain(c)}", "   ") for i, c in enumerate(contents, 1)
+        )
         if granted:
             body = (body + "\n\n" if body else "") + transferred_lines(granted)
         await model_context.add_message(SystemMessage(content=MEMORY_HEADER + body + "\n"))

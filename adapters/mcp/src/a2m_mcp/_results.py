@@ -13,6 +13,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from a2m import A2MError, Record
+from a2m.adapter_support import continued
 
 from ._graph import (
     Entity,
@@ -128,7 +129,7 @@ def memory_lines(memories: Sequence[Memory], empty: str) -> str:
         if m.score is not None:
             details.append(f"score={m.score:.3f}")
         details.append(m.created_at)
-        lines.append(f"{number}. {m.content}\n   ({'; '.join(details)})")
+        lines.append(continued(f"{number}. {m.content}", "   ") + f"\n   ({'; '.join(details)})")
     return "\n".join(lines)
 
 
