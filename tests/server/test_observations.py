@@ -556,6 +556,31 @@ def test_promote_leaves_an_observation_in_its_tier_and_reinforce_in_its_weights(
         assert changes == [(9.0, 10.0), (10.0, 0.0)]
 
 
+def test_an_edit_sending_the_type_again_keeps_the_classification_written(
+    store_backend: str,
+) -> None:
+    """The memory page sends the type with every edit: unchanged, it leaves the
+    classification given at write; a new type with none given derives it again."""
+    with _server() as server:
+        bot = server.connect(principal="bot")
+        written = bot.call(
+            REMEMBER,
+            {"content": "retry with jitter", "type": "code_pattern", "classification": "pattern"},
+        )
+
+        def classification() -> str:
+            (observation,) = bot.call("memory/observations/list")["observations"]
+            return str(observation["classification"])
+
+        update = "memory/observations/update"
+        bot.call(
+            update, {"id": written["id"], "content": "retry with backoff", "type": "code_pattern"}
+        )
+        assert classification() == "pattern"
+        bot.call(update, {"id": written["id"], "type": "decision.architecture"})
+        assert classification() == "decision"
+
+
 def test_the_observations_section_of_a_config_file_is_read() -> None:
     from a2m_server.config import config_from_mapping
 

@@ -64,6 +64,10 @@ def test_a_transferred_observation_is_shown_read_only(
         assert "transferred from acme/api (read-only)" in row.inner_text()
         assert row.get_by_role("button", name="Save").count() == 0
         assert row.get_by_text("Edit", exact=True).count() == 0
+        # Its history is its own project's audit log: no History panel to open on a 404.
+        assert row.locator("details.history").count() == 0
+        own = page.locator("tr", has_text="renders dates in the viewer").first
+        assert own.locator("details.history").count() == 1
         page.screenshot(path=str(Path(__file__).parent / "screenshots" / "transferred.png"))
     finally:
         context.close()

@@ -332,11 +332,16 @@ def row_html(ctx: PageContext, row: Row, *, index: int, editable: bool, back: st
     weight = "" if row.weight is None else f"{row.weight:g}"
     rid = esc(row.id)
     history_url = esc(f"/ui/record/history?{urlencode({'id': row.id})}")
-    actions = [
-        f'<details class="history" data-src="{history_url}&amp;fragment=1">'
-        f'<summary>History</summary><div class="panel" aria-live="polite">'
-        f'<a href="{history_url}">Open the history of this record</a></div></details>'
-    ]
+    # A transferred row's history is its own project's audit log, not the reader's.
+    actions = (
+        []
+        if row.transferred_from
+        else [
+            f'<details class="history" data-src="{history_url}&amp;fragment=1">'
+            f'<summary>History</summary><div class="panel" aria-live="polite">'
+            f'<a href="{history_url}">Open the history of this record</a></div></details>'
+        ]
+    )
     if editable and not ctx.read_only:
         hidden = (
             f'<input type="hidden" name="csrf" value="{esc(ctx.csrf)}">'

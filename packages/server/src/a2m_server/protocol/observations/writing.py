@@ -216,12 +216,14 @@ def update(proto: Protocol, ctx: CallContext, params: ObservationUpdateParams) -
         )[0]
         before = snapshot(record)
         meta = dict(record.metadata or {})
-        if params.type is not None:
-            meta["observation_type"] = params.type.strip()
-        if params.classification is not None or params.type is not None:
-            meta["observation_classification"] = classification_of(
-                params.classification, params.type
-            )
+        # A type sent again unchanged (the memory page's form sends it with every edit)
+        # leaves the classification the observation was written with.
+        new_type = params.type.strip() if params.type is not None else None
+        type_changed = new_type is not None and new_type != meta.get("observation_type")
+        if new_type is not None:
+            meta["observation_type"] = new_type
+        if params.classification is not None or type_changed:
+            meta["observation_classification"] = classification_of(params.classification, new_type)
         if tags is not None:
             meta["tags"] = tags
         if params.file_path is not None:
