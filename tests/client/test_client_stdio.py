@@ -128,6 +128,65 @@ async def test_an_unanswered_call_times_out(fake_command, mode) -> None:
     await close(driver)
 
 
+DEAF_SERVER = textwrap.dedent(
+    """
+    import json, sys, time
+    line = sys.stdin.readline()  # answers describe, then never reads again
+    ident = json.loads(line)["id"]
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": ident, "result": {
+        "protocol": "a2m/0.1", "name": "deaf", "capabilities": ["core"], "methods": []}}) + "\\n")
+    sys.stdout.flush()
+    time.sleep(60)
+    """
+)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_server_that_stops_reading_times_the_write_out_too(tmp_path, mode) -> None:
+    """A request larger than the pipe holds, to a server that reads no more: the write
+    itself waited for ever, and held every other call behind it."""
+    import time
+
+    script = tmp_path / "deaf.py"
+    script.write_text(DEAF_SERVER)
+    driver = make(mode, [sys.executable, str(script)], max_retries=0)
+    await driver.describe()
+    started = time.monotonic()
+    with pytest.raises(a2m.A2MTimeoutError):
+        await driver.remember([{"content": "x" * 400_000}], timeout=1)
+    with pytest.raises(a2m.A2MTimeoutError):
+        await driver.recall("anything", timeout=1)
+    assert time.monotonic() - started < 10
+    await close(driver)
+
+
+SAYS_NULL = textwrap.dedent(
+    """
+    import json, sys
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message["method"] == "memory/describe":
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": {
+                "protocol": "a2m/0.1", "name": "n", "capabilities": ["core"], "methods": []}}
+        else:  # as a server answers a line whose id it could not read
+            answer = {"jsonrpc": "2.0", "id": None,
+                      "error": {"code": -32600, "message": "line too long"}}
+        sys.stdout.write(json.dumps(answer) + "\\n")
+        sys.stdout.flush()
+    """
+)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_error_with_a_null_id_answers_the_one_request_waiting(tmp_path, mode) -> None:
+    script = tmp_path / "says_null.py"
+    script.write_text(SAYS_NULL)
+    driver = make(mode, [sys.executable, str(script)], max_retries=0)
+    with pytest.raises(a2m.InvalidRequest, match="line too long"):
+        await driver.recall("x", timeout=5)
+    await close(driver)
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_crash_fails_the_call_with_the_stderr_tail(mode) -> None:
     command = [

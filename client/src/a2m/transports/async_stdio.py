@@ -30,6 +30,7 @@ from .stdio import (
     is_notification,
     is_response,
     parse_line,
+    unattributed_error,
 )
 
 __all__ = ["AsyncStdioTransport"]
@@ -149,6 +150,10 @@ class AsyncStdioTransport(AsyncTransport):
                     continue
                 if is_response(message):
                     future = self._pending.pop(message.get("id"), None)
+                    if future is None and unattributed_error(message) and len(self._pending) == 1:
+                        # The server could not read the request's id: with one request
+                        # waiting, the error is that one's.
+                        future = self._pending.pop(next(iter(self._pending)))
                     if future is not None and not future.done():
                         future.set_result(message)
                 elif is_notification(message):
@@ -220,7 +225,10 @@ class AsyncStdioTransport(AsyncTransport):
         request_id = request.get("id")
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        try:
+
+        async def exchange() -> dict[str, Any]:
+            # Writing is within the timeout too: a server that stops reading fills the
+            # pipe, and drain() would wait for ever.
             try:
                 async with self._write_lock:
                     assert process.stdin is not None
@@ -228,7 +236,10 @@ class AsyncStdioTransport(AsyncTransport):
                     await process.stdin.drain()
             except (OSError, RuntimeError):
                 pass  # the process is gone; the stdout reader says why once stdout ends
-            return await asyncio.wait_for(future, timeout)
+            return await future
+
+        try:
+            return await asyncio.wait_for(exchange(), timeout)
         except asyncio.TimeoutError:
             raise A2MTimeoutError(
                 f"the stdio server did not answer within {timeout}s", method=method

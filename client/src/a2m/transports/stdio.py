@@ -5,8 +5,10 @@ notifications, another keeps the tail of stderr so a crash can say why it happen
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
+import queue
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -92,13 +94,21 @@ def is_notification(message: dict[str, Any]) -> bool:
     return "method" in message and "id" not in message
 
 
+def unattributed_error(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` is an error response with ``"id": null`` (JSON-RPC: the server
+    could not tell which request it answers)."""
+    return message.get("id") is None and "error" in message
+
+
 class _Pending:
-    __slots__ = ("done", "error", "response")
+    __slots__ = ("abandoned", "done", "error", "response")
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.response: dict[str, Any] | None = None
         self.error: BaseException | None = None
+        self.abandoned = False
+        """Its caller gave up (timed out): a line not written yet is not sent."""
 
 
 class StdioTransport(Transport):
@@ -127,7 +137,9 @@ class StdioTransport(Transport):
         self._threads: list[threading.Thread] = []
         self._pending: dict[Any, _Pending] = {}
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
+        # Lines go out through one writer thread, so a server that stops reading stalls
+        # that thread, never a caller past its timeout, and lines are never interleaved.
+        self._outbox: queue.SimpleQueue[tuple[bytes, _Pending] | None] = queue.SimpleQueue()
         self._failure: A2MConnectionError | None = None
         self._closed = False
         self._tail = StderrTail()
@@ -161,6 +173,7 @@ class StdioTransport(Transport):
             self._process = process
             assert process.stdout is not None
             assert process.stderr is not None
+            assert process.stdin is not None
             self._threads = [
                 threading.Thread(
                     target=self._read_stdout,
@@ -174,6 +187,12 @@ class StdioTransport(Transport):
                     daemon=True,
                     name=f"a2m-stdio-err-{process.pid}",
                 ),
+                threading.Thread(
+                    target=self._write_stdin,
+                    args=(process.stdin,),
+                    daemon=True,
+                    name=f"a2m-stdio-in-{process.pid}",
+                ),
             ]
             for thread in self._threads:
                 thread.start()
@@ -182,6 +201,24 @@ class StdioTransport(Transport):
     @staticmethod
     def _with_method(error: A2MConnectionError, method: str | None) -> A2MConnectionError:
         return A2MConnectionError(error.message, method=method, retryable=False, data=error.data)
+
+    def _write_stdin(self, stdin: IO[bytes]) -> None:
+        """Write each queued line whose caller still waits, in order; at the end of the
+        queue (``close``), close stdin: how the server is told to stop (§8.2)."""
+        while True:
+            item = self._outbox.get()
+            if item is None:
+                break
+            line, waiter = item
+            if waiter.abandoned:
+                continue
+            try:
+                stdin.write(line)
+                stdin.flush()
+            except (OSError, ValueError):
+                pass  # the process is gone; the stdout reader says why once stdout ends
+        with contextlib.suppress(OSError, ValueError):
+            stdin.close()
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
         for line in iter(stream.readline, b""):
@@ -196,6 +233,10 @@ class StdioTransport(Transport):
             if is_response(message):
                 with self._lock:
                     pending = self._pending.pop(message.get("id"), None)
+                    if pending is None and unattributed_error(message) and len(self._pending) == 1:
+                        # The server could not read the request's id (an over-long line,
+                        # say): with one request waiting, the error is that one's.
+                        pending = self._pending.pop(next(iter(self._pending)))
                 if pending is None:
                     log.debug("dropping a response nobody waits for (id %r)", message.get("id"))
                     continue
@@ -233,22 +274,16 @@ class StdioTransport(Transport):
         """Write ``request`` as one line and wait for the response with the same id."""
         method = request.get("method")
         line = encode_message(request) + b"\n"
-        process = self._start(method)
+        self._start(method)  # its writer thread sends the line
         request_id = request.get("id")
         waiter = _Pending()
         with self._lock:
             if self._failure is not None:
                 raise self._with_method(self._failure, method)
             self._pending[request_id] = waiter
-        try:
-            with self._write_lock:
-                assert process.stdin is not None
-                process.stdin.write(line)
-                process.stdin.flush()
-        except (OSError, ValueError):
-            # The process is gone; the reader thread will say why once stdout ends.
-            pass
+        self._outbox.put((line, waiter))
         if not waiter.done.wait(timeout):
+            waiter.abandoned = True
             with self._lock:
                 self._pending.pop(request_id, None)
             raise A2MTimeoutError(
@@ -270,12 +305,7 @@ class StdioTransport(Transport):
             process = self._process
         if process is None:
             return
-        with self._write_lock:
-            try:
-                assert process.stdin is not None
-                process.stdin.close()
-            except OSError:
-                pass
+        self._outbox.put(None)  # the writer closes stdin after the lines before it
         try:
             process.wait(timeout=CLOSE_GRACE)
         except subprocess.TimeoutExpired:
