@@ -51,7 +51,12 @@ from a2m_types import (
     is_compatible,
     new_id,
 )
-from a2m_types.json_values import MAX_JSON_DEPTH, JSONValueError, check_json_value
+from a2m_types.json_values import (
+    MAX_JSON_DEPTH,
+    JSONValueError,
+    check_json_value,
+    is_utf8_text,
+)
 from a2m_types.observations import OBSERVATIONS_EXTENSION
 from a2m_types.plain_json import is_plain_json
 
@@ -260,15 +265,6 @@ def prepare(method: Method[R], values: Mapping[str, Any]) -> Call[R]:
     return Call(method, params, _idempotent(spec, params), plain)
 
 
-def _utf8(text: str) -> bool:
-    """Whether ``text`` is text in UTF-8: no lone surrogate."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _plainly_carried(value: dict[str, Any] | list[Any]) -> bool:
     """Whether ``value`` is made only of exact JSON types that JSON carries exactly, no
     deeper than :data:`MAX_JSON_DEPTH`: the usual metadata, proven without building the
@@ -283,7 +279,7 @@ def _plainly_carried(value: dict[str, Any] | list[Any]) -> bool:
             return False
         if type(item) is dict:
             for key in item:
-                if type(key) is not str or not (key.isascii() or _utf8(key)):
+                if type(key) is not str or not (key.isascii() or is_utf8_text(key)):
                     return False
             entries: Iterable[Any] = item.values()
         else:
@@ -291,7 +287,7 @@ def _plainly_carried(value: dict[str, Any] | list[Any]) -> bool:
         for entry in entries:
             kind = type(entry)
             if kind is str:
-                if not entry.isascii() and not _utf8(entry):
+                if not entry.isascii() and not is_utf8_text(entry):
                     return False
             elif kind is int or entry is None or kind is bool:
                 continue
@@ -319,7 +315,7 @@ def _check_carried(model: BaseModel, prefix: str) -> bool:
         kind = type(value)
         # Most params are text, numbers or flags: settled here, without a call each.
         if (
-            (kind is str and (value.isascii() or _utf8(value)))
+            (kind is str and (value.isascii() or is_utf8_text(value)))
             or kind is int
             or kind is bool
             or value is None

@@ -11,6 +11,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "JSONValueError",
     "check_json_value",
+    "is_utf8_text",
 ]
 
 MAX_JSON_DEPTH: Final = 64
@@ -48,7 +49,9 @@ def _describe(value: Any) -> str:
     return f"holds a {kind.__name__}, which is not a JSON value"
 
 
-def _text_ok(text: str) -> bool:
+def is_utf8_text(text: str) -> bool:
+    """Whether ``text`` is text in UTF-8: it holds no lone surrogate, which JSON's
+    ``\\ud800`` escape can spell but UTF-8, and so no store or wire, can carry."""
     if text.isascii():
         return True
     try:
@@ -81,7 +84,7 @@ def check_json_value(value: Any, path: str, *, max_depth: int = MAX_JSON_DEPTH) 
                         where,
                         f"has the key {key!r} of type {type(key).__name__}: JSON keys are text",
                     )
-                if not _text_ok(key):
+                if not is_utf8_text(key):
                     raise JSONValueError(
                         where, "has a key with a lone surrogate, which is not text in UTF-8"
                     )
@@ -92,7 +95,7 @@ def check_json_value(value: Any, path: str, *, max_depth: int = MAX_JSON_DEPTH) 
             for index, entry in enumerate(item):
                 push((entry, f"{where}[{index}]", depth + 1))
         elif kind is str:
-            if not _text_ok(item):
+            if not is_utf8_text(item):
                 raise JSONValueError(where, _describe(item))
         elif kind is float:
             if not math.isfinite(item):
@@ -105,7 +108,7 @@ def check_json_value(value: Any, path: str, *, max_depth: int = MAX_JSON_DEPTH) 
             if isinstance(item, float) and not math.isfinite(item):
                 raise JSONValueError(where, _describe(float(item)))
         elif isinstance(item, str):
-            if not _text_ok(item):
+            if not is_utf8_text(item):
                 raise JSONValueError(where, _describe(str(item)))
         else:
             raise JSONValueError(where, _describe(item))

@@ -25,6 +25,7 @@ from a2m_types import (
     validate_key,
     validate_namespace,
 )
+from a2m_types.json_values import is_utf8_text
 
 from .errors import RestError
 from .service import ListOptions
@@ -197,24 +198,16 @@ def _lone_surrogate(value: Any, path: str) -> str | None:
     while stack:
         item, where = stack.pop()
         if isinstance(item, str):
-            if not _utf8(item):
+            if not is_utf8_text(item):
                 return where
         elif isinstance(item, dict):
             for key, inner in item.items():
-                if not _utf8(key):
+                if not is_utf8_text(key):
                     return f"{where} (a key)"
                 stack.append((inner, f"{where}.{key}"))
         elif isinstance(item, list):
             stack.extend((inner, f"{where}[{n}]") for n, inner in enumerate(item))
     return None
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _refuse(name: str) -> Any:
