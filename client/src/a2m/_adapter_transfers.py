@@ -14,6 +14,14 @@ from a2m_types.observations import Observation
 
 from ._adapter_steps import Flow, call
 
+__all__ = [
+    "TRANSFERRED_HEADER",
+    "continued",
+    "offers_transfers",
+    "transferred_lines",
+    "transferred_observations",
+]
+
 _LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 """Every boundary ``str.splitlines()`` honours."""
 
@@ -25,13 +33,6 @@ def continued(text: str, indent: str = "  ") -> str:
     server's prompt rendering does the same."""
     return _LINE_BREAK.sub(lambda found: found.group(0) + indent, text)
 
-
-__all__ = [
-    "TRANSFERRED_HEADER",
-    "offers_transfers",
-    "transferred_lines",
-    "transferred_observations",
-]
 
 TRANSFERRED_HEADER = "Observations transferred from other projects (read-only):"
 """What the lines of transferred observations start under."""
