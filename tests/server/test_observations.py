@@ -579,6 +579,11 @@ def test_an_edit_sending_the_type_again_keeps_the_classification_written(
         assert classification() == "pattern"
         bot.call(update, {"id": written["id"], "type": "decision.architecture"})
         assert classification() == "decision"
+        entries = len(bot.call("memory/observations/audit")["entries"])
+        # The same values again change nothing, and the audit log holds changes only.
+        bot.call(update, {"id": written["id"], "type": "decision.architecture"})
+        bot.call(update, {"id": written["id"], "content": "retry with backoff"})
+        assert len(bot.call("memory/observations/audit")["entries"]) == entries
 
 
 def test_the_observations_section_of_a_config_file_is_read() -> None:

@@ -260,7 +260,8 @@ def update(proto: Protocol, ctx: CallContext, params: ObservationUpdateParams) -
             writer.set_salience(record.id, weight)
         stored = writer.get([record.id])[0]
         after = snapshot(stored)
-        writer.append_audit([audit_row(tenant.actor, "updated", stored, before, after, now)])
+        if after != before:  # the log holds changes: an edit to the same values is none
+            writer.append_audit([audit_row(tenant.actor, "updated", stored, before, after, now)])
     return {"observation": to_observation(proto, stored, tenant)}
 
 
