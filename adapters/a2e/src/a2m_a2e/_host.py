@@ -195,9 +195,15 @@ class HostCore:
             wanted.pop(entry.entry_key, None)
             wanted[entry.entry_key] = (index, entry)
         accepted = list(wanted.values())
-        accepted = yield from self._durable_kept(layout, session, accepted, errors)
-        if self.limits.max_entries is not None or self.limits.max_bytes is not None:
-            accepted = yield from self._within_quota(layout, session, accepted, errors)
+        quota = self.limits.max_entries is not None or self.limits.max_bytes is not None
+        held: list[Record] = []
+        if accepted and (quota or any(entry.tier == "working" for _, entry in accepted)):
+            # What the keys hold now, read once for both checks below.
+            addresses = [f"{session.namespace}/{entry.entry_key}" for _, entry in accepted]
+            held = yield from self._by_keys(layout, session, addresses)
+        accepted = self._durable_kept(layout, session, accepted, held, errors)
+        if quota:
+            accepted = yield from self._within_quota(layout, session, accepted, held, errors)
         written = yield from self._write(layout, session, accepted, errors)
         errors.sort(key=lambda text: int(text[len("entries[") : text.index("]")]))
         stored = [entry.key for _, entry in written]
@@ -208,31 +214,26 @@ class HostCore:
         layout: Layout,
         session: MemorySession,
         accepted: list[tuple[int, Entry]],
+        held: list[Record],
         errors: list[str],
-    ) -> Flow[list[tuple[int, Entry]]]:
-        """The entries that replace nothing durable with a ``working`` one. A key names one
-        entry of an agent whatever its tier, so a working entry at a key holding an
-        episodic or semantic entry would replace it, and the session's end would delete
-        it: refused, naming the tier held (one ``memory/timeline``, only when the store
-        holds working entries)."""
-        working = [(index, entry) for index, entry in accepted if entry.tier == "working"]
-        if not working:
-            return accepted
-        addresses = [f"{session.namespace}/{entry.entry_key}" for _, entry in working]
-        found = yield from self._by_keys(layout, session, addresses)
+    ) -> list[tuple[int, Entry]]:
+        """The entries that replace nothing durable with a ``working`` one (``held``: the
+        records at their keys). A key names one entry of an agent whatever its tier, so a
+        working entry at a key holding an episodic or semantic entry would replace it, and
+        the session's end would delete it: refused, naming the tier held."""
         durable = {
             record.key: tier
-            for record in found
+            for record in held
             if self.visible(layout, session, record)
             and (tier := tier_of(record, layout.kind_of_tier)) != "working"
         }
         kept = []
         for index, entry in accepted:
-            held = durable.get(f"{session.namespace}/{entry.entry_key}")
-            if entry.tier == "working" and held is not None:
+            kept_tier = durable.get(f"{session.namespace}/{entry.entry_key}")
+            if entry.tier == "working" and kept_tier is not None:
                 errors.append(
                     f"entries[{index}]: {ErrorCode.INVALID_MESSAGE}: the key holds the "
-                    f"agent's {held} entry, which a working entry would replace (and the "
+                    f"agent's {kept_tier} entry, which a working entry would replace (and the "
                     "session's end delete); forget it first, or store under another key"
                 )
                 continue
@@ -322,17 +323,15 @@ class HostCore:
         layout: Layout,
         session: MemorySession,
         accepted: list[tuple[int, Entry]],
+        records: list[Record],
         errors: list[str],
     ) -> Flow[list[tuple[int, Entry]]]:
+        """The entries within the namespace's quota (``records``: what their keys hold)."""
         usage = yield from self._usage_of(layout, session.namespace)
-        held = {}
-        if accepted:
-            keys = [f"{session.namespace}/{entry.entry_key}" for _, entry in accepted]
-            found = yield from self._by_keys(layout, session, keys)
-            held = {
-                record.key: json_size(entry_of(record, layout.kind_of_tier)["content"])
-                for record in found
-            }
+        held = {
+            record.key: json_size(entry_of(record, layout.kind_of_tier)["content"])
+            for record in records
+        }
         entries, size = usage.entries, usage.bytes
         fitting = []
         for index, entry in accepted:
