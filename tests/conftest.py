@@ -27,6 +27,7 @@ _STORE_MODULES = (
     "test_store_tenancy",
     "test_embed_",
     "test_observations",
+    "test_ui_operator",
 )
 # Modules about PostgreSQL alone (several processes, faults, moving data).
 BACKENDS = ("sqlite", "postgres")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ._agents import pg_agent, pg_framework
 from ._audit import PgAuditReading
 from ._pg_adapt import Float4Vector
 from ._pg_counts import agent_counts, kept_counts
@@ -211,6 +212,15 @@ class PgReader(PgAuditReading, StoreReader):
 
     def count_by_agent(self, scope: Scope | None) -> list[AgentCount]:
         return agent_counts(self._rows, scope, self._now)
+
+    def count_agents_where(self, where: RecordFilter) -> list[AgentCount]:
+        sql = build_filter(where, self._now)
+        rows = self._walked(
+            f"SELECT {pg_agent('r')}, {pg_framework('r')}, r.tier, count(*) "
+            f"FROM records AS r WHERE {sql.text()} GROUP BY 1, 2, 3",
+            sql.params,
+        )
+        return [AgentCount(agent, framework, tier, int(n)) for agent, framework, tier, n in rows]
 
     def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
         sql = build_filter(where, self._now)

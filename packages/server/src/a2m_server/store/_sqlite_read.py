@@ -321,6 +321,15 @@ class Reader(SqliteAuditReading, StoreReader):
             counts[place] = counts.get(place, 0) - int(n)
         return [AgentCount(*place, n) for place, n in counts.items() if n > 0]
 
+    def count_agents_where(self, where: RecordFilter) -> list[AgentCount]:
+        sql = build_filter(where, self._now)
+        rows = self._conn.execute(
+            f"SELECT {sqlite_agent('r')}, {sqlite_framework('r')}, r.tier, count(*) "
+            f"FROM records AS r WHERE {sql.text()} GROUP BY 1, 2, 3",
+            sql.params,
+        ).fetchall()
+        return [AgentCount(agent, framework, tier, int(n)) for agent, framework, tier, n in rows]
+
     def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
         sql = build_filter(where, self._now)
         rows = self._conn.execute(

@@ -329,6 +329,11 @@ class StoreReader(ABC):
         independent of the store's size."""
 
     @abstractmethod
+    def count_agents_where(self, where: RecordFilter) -> list[AgentCount]:
+        """Live records matching ``where`` per (agent, framework, tier), counted by reading
+        them: for a view the kept counts do not cover (an operator's audit of observations)."""
+
+    @abstractmethod
     def count_by_session(self, where: RecordFilter) -> dict[str | None, int]:
         """Matching records per session (``None`` for the no-session bucket)."""
 

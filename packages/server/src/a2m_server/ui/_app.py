@@ -25,9 +25,18 @@ from a2m_server._web import in_worker
 from a2m_server.auth import TokenMap
 from a2m_server.errors import ProtocolError
 from a2m_server.protocol import CallContext
-from a2m_server.protocol.observations import is_observation
+from a2m_server.protocol.core import now_ms
+from a2m_server.protocol.observations import (
+    Tenant,
+    access_of,
+    is_observation,
+    operator_of,
+    operator_reach,
+)
+from a2m_server.protocol.reads import rank_candidates, server_query_vector
 from a2m_server.server import A2MServer
 from a2m_server.store import RecordFilter, StoredRecord
+from a2m_server.text import query_terms
 from a2m_types import ErrorCode
 
 from . import _render as render
@@ -55,6 +64,7 @@ from ._listing import (
     Filters,
     SearchPage,
     read_page,
+    recall_where,
     selector_for,
 )
 from ._sessions import Session, Sessions
@@ -159,11 +169,19 @@ def _agent_counts(
     state: State, ctx: CallContext
 ) -> list[tuple[str, int, dict[str, int], dict[str, int]]]:
     """Every agent the viewer may read, most records first, with its records per
-    framework and tier: exact, from the counts the store keeps (never a scan)."""
+    framework and tier: exact, from the counts the store keeps (never a scan); for an
+    operator, plus the agents' observations it audits, counted by one grouped read."""
     proto = state.server.protocol
-    scope = proto.read_scope(proto.acting_owner(ctx, None))
+    owner = proto.acting_owner(ctx, None)
+    scope = proto.read_scope(owner)
+    reach = operator_reach(proto, ctx)
     with proto.store.reading() as reader:
         counted = reader.count_by_agent(scope)
+        if reach is not None:
+            # An operator's index also counts the agents' observations it audits, but
+            # not twice those its own scope counted (its own and unowned ones).
+            others = reach.with_(where={**(reach.where or {}), "owner": {"$nin": [owner, None]}})
+            counted += reader.count_agents_where(others)
     totals: Counter[str] = Counter()
     frameworks: dict[str, Counter[str]] = {}
     tiers: dict[str, Counter[str]] = {}
@@ -247,7 +265,7 @@ def _read(state: State, ctx: CallContext, filters: Filters, agent: str | None) -
     selector = selector_for(proto, ctx, filters, agent)
     search: SearchPage | None = None
     if filters.q:
-        records, search = _search(state, ctx, selector, filters)
+        records, search = _search(state, ctx, selector, filters, agent)
         next_cursor, oldest = None, False
     else:
         page = read_page(proto, selector, filters)
@@ -255,19 +273,26 @@ def _read(state: State, ctx: CallContext, filters: Filters, agent: str | None) -
     owner = proto.acting_owner(ctx, None)
     salience = "salience" in ctx.capabilities
     rows = [row_of(r, salience=salience) for r in records]
-    editable = [_may_change(r, owner) for r in records]
+    operator = operator_of(proto, ctx)
+    editable = [_may_change(state, r, owner, operator) for r in records]
     return _Listed(rows, editable, next_cursor, oldest, search)
 
 
-def _may_change(record: StoredRecord, owner: str | None) -> bool:
+def _may_change(
+    state: State, record: StoredRecord, owner: str | None, operator: Tenant | None
+) -> bool:
+    """Whether the viewer may edit, reweigh or delete ``record``: its own (or any, acting
+    as no owner), and as an operator the observations it audits; never a transfer."""
     metadata = record.metadata or {}
     if metadata.get(TRANSFERRED_KEY) is not None:
         return False
-    return owner is None or record.owner == owner
+    if owner is None or record.owner == owner:
+        return True
+    return operator is not None and access_of(state.server.protocol, operator, record) == "own"
 
 
 def _search(
-    state: State, ctx: CallContext, selector: RecordFilter, filters: Filters
+    state: State, ctx: CallContext, selector: RecordFilter, filters: Filters, agent: str | None
 ) -> tuple[list[StoredRecord], SearchPage]:
     """One page of the server's own recall for the text, with the listing's filters on
     what it ranked, in its order. Recall has no cursor: page ``k`` asks it for the best
@@ -281,11 +306,15 @@ def _search(
     params: dict[str, Any] = {"query": filters.q, "limit": asked}
     if selector.tier is not None:
         params["tier"] = selector.tier
-    where = _recall_where(selector)
+    where = recall_where(filters, agent)
     if where:
         params["where"] = where
-    ranked = _call(state, ctx, "memory/recall", params)["records"]
-    ids = [r["id"] for r in ranked]
+    if operator_reach(proto, ctx) is None:
+        ids = [r["id"] for r in _call(state, ctx, "memory/recall", params)["records"]]
+    else:
+        # Core recall reads the operator's own records only; the same ranking is run
+        # over what the listing shows, the agents' observations with them.
+        ids = _ranked_within(state, selector, filters.q, asked)
     found: dict[str, StoredRecord] = {}
     if ids:
         with proto.store.reading() as reader:
@@ -293,7 +322,7 @@ def _search(
     matches = [found[i] for i in ids if i in found]
     start = end - SEARCH_LIMIT
     # The recall gave all it may: matches past it cannot be reached by paging on.
-    stopped = len(ranked) >= asked and asked == cap
+    stopped = len(ids) >= asked and asked == cap
     place = SearchPage(
         page=filters.page,
         first=start + 1,
@@ -303,15 +332,19 @@ def _search(
     return matches[start:end], place
 
 
-def _recall_where(selector: RecordFilter) -> dict[str, Any] | None:
-    parts: list[dict[str, Any]] = []
-    if selector.where:
-        parts.append(dict(selector.where))
-    if selector.any_of:
-        parts.append({"$or": [dict(branch.where or {}) for branch in selector.any_of]})
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else {"$and": parts}
+def _ranked_within(state: State, selector: RecordFilter, query: str, limit: int) -> list[str]:
+    """The ids of the records of ``selector`` that ``query`` finds, best first, ranked as
+    ``memory/recall`` ranks (§5: words and the server's own embedding blended)."""
+    proto = state.server.protocol
+    terms = query_terms(query)
+    vector = server_query_vector(proto, query)
+    with proto.store.reading() as reader:
+        if vector is not None and reader.dimensions() != len(vector):
+            vector = None
+        if not terms and vector is None:
+            return []
+        ranked = rank_candidates(proto, reader, selector, terms, vector, limit, now_ms())
+    return [record.id for record, _ in ranked[:limit]]
 
 
 def _call(state: State, ctx: CallContext, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -349,11 +382,14 @@ def _find(state: State, ctx: CallContext, record_id: str) -> tuple[StoredRecord,
     """The record the viewer may read, and whether they may change it; 404 otherwise."""
     proto = state.server.protocol
     owner = proto.acting_owner(ctx, None)
+    readable = RecordFilter(scope=proto.read_scope(owner))
+    reach = operator_reach(proto, ctx)
+    visible = readable if reach is None else RecordFilter(any_of=[readable, reach])
     with proto.store.reading() as reader:
-        found = reader.select(RecordFilter(ids=[record_id], scope=proto.read_scope(owner)))
+        found = reader.select(visible.with_(ids=[record_id]))
     if not found:
         raise Refusal(404, "no record with that id that you may read")
-    return found[0], _may_change(found[0], owner)
+    return found[0], _may_change(state, found[0], owner, operator_of(proto, ctx))
 
 
 async def _history(request: Request, state: State, session: Session) -> Response:

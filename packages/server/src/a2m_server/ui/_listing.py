@@ -19,6 +19,7 @@ from typing import Any
 from starlette.datastructures import QueryParams
 
 from a2m_server.protocol import CallContext, Protocol
+from a2m_server.protocol.observations import operator_reach
 from a2m_server.protocol.paging import listing_digest
 from a2m_server.protocol.wire import timestamp
 from a2m_server.store import RecordFilter, StoredRecord
@@ -41,6 +42,7 @@ __all__ = [
     "SearchPage",
     "agent_branches",
     "read_page",
+    "recall_where",
     "selector_for",
 ]
 
@@ -182,13 +184,41 @@ def selector_for(
             alternatives = branches
         else:
             alternatives = [{**a, **b} for a in alternatives for b in branches]
+    narrowed = None if alternatives is None else [RecordFilter(where=w) for w in alternatives]
+    scope = proto.read_scope(owner)
+    reach = operator_reach(proto, ctx)
+    if reach is None:
+        return RecordFilter(
+            scope=scope,
+            tier=filters.tier or None,
+            where=where or None,
+            tags_all=[filters.tag] if filters.tag else None,
+            any_of=narrowed,
+        )
+    # An operator audits every agent's observations of its project: what its principal
+    # reads, or those, each narrowed to the agent and classifications asked for.
+    if narrowed is not None:
+        reach = reach.with_(any_of=[p.with_(any_of=narrowed) for p in reach.any_of or ()])
     return RecordFilter(
-        scope=proto.read_scope(owner),
         tier=filters.tier or None,
         where=where or None,
         tags_all=[filters.tag] if filters.tag else None,
-        any_of=None if alternatives is None else [RecordFilter(where=w) for w in alternatives],
+        any_of=[RecordFilter(scope=scope, any_of=narrowed), reach],
     )
+
+
+def recall_where(filters: Filters, agent: str | None) -> dict[str, Any] | None:
+    """The listing's conditions as one ``where`` for ``memory/recall`` (a text search):
+    the framework, and the agent and classifications as ``$or`` alternatives."""
+    parts: list[dict[str, Any]] = []
+    if filters.framework:
+        parts.append({FRAMEWORK_KEY: filters.framework})
+    for branches in (agent_branches(agent), _classification_branches(filters.classifications)):
+        if branches is not None:
+            parts.append({"$or": branches})
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,12 @@ from typing import Any
 from .model import (
     OBSERVATION_KEY_PREFIX,
     Tenant,
+    access_of,
     content_hash,
     is_observation,
     normalise,
+    operator_of,
+    operator_reach,
     weight_factor,
 )
 from .reading import audit, audit_to_wire, list_observations, recall_observations
@@ -35,11 +38,14 @@ __all__ = [
     "HANDLERS",
     "OBSERVATION_KEY_PREFIX",
     "Tenant",
+    "access_of",
     "audit_forgotten",
     "audit_to_wire",
     "content_hash",
     "is_observation",
     "normalise",
+    "operator_of",
+    "operator_reach",
     "prune_observations",
     "reweigh",
     "weight_factor",

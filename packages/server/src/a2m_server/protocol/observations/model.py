@@ -37,6 +37,8 @@ __all__ = [
     "editable",
     "is_observation",
     "normalise",
+    "operator_of",
+    "operator_reach",
     "project_of",
     "readable_filter",
     "scope_denied",
@@ -119,19 +121,7 @@ def tenant_of(proto: Protocol, ctx: CallContext, params: Any) -> Tenant:
                 principal=ctx.principal,
                 owner=owner,
             )
-        parts = ctx.principal.split("/")
-        if len(parts) == 3 and all(parts):
-            org, project, agent = parts
-        else:
-            org, project, agent = config.org, config.project, ctx.principal
-        return Tenant(
-            org,
-            project,
-            agent,
-            ctx.principal,
-            ctx.principal,
-            operator=ctx.principal in config.operators,
-        )
+        return _principal_tenant(proto, ctx.principal)
     if ctx.network:
         if owner is not None:
             raise scope_denied(
@@ -141,6 +131,39 @@ def tenant_of(proto: Protocol, ctx: CallContext, params: Any) -> Tenant:
     return Tenant(
         config.org, config.project, owner, owner, owner or "local", operator=owner is None
     )
+
+
+def _principal_tenant(proto: Protocol, principal: str) -> Tenant:
+    """An authenticated principal's tenant: ``org/project/agent`` names all three; any
+    other principal is an agent of the configured project."""
+    config = proto.config.observations
+    parts = principal.split("/")
+    if len(parts) == 3 and all(parts):
+        org, project, agent = parts
+    else:
+        org, project, agent = config.org, config.project, principal
+    return Tenant(org, project, agent, principal, principal, operator=principal in config.operators)
+
+
+def operator_of(proto: Protocol, ctx: CallContext) -> Tenant | None:
+    """The tenant of an authenticated operator (``observations.operators``); ``None`` for
+    anyone else, and without the extension."""
+    if not proto.config.observations.enabled or ctx.principal is None:
+        return None
+    tenant = _principal_tenant(proto, ctx.principal)
+    return tenant if tenant.operator else None
+
+
+def operator_reach(proto: Protocol, ctx: CallContext) -> RecordFilter | None:
+    """Beyond what its principal reads (§6), what an operator audits: every agent's
+    observations of its own project. ``None`` for anyone else, and without the extension.
+
+    The memory page lists these for an operator, so that auditing an agent's observations
+    (what ``list`` and ``audit`` already allow it) needs no second tool."""
+    tenant = operator_of(proto, ctx)
+    if tenant is None:
+        return None
+    return readable_filter(proto, tenant, agent=None, every_agent=True, include_transferred=False)
 
 
 def checked_agent(tenant: Tenant, agent: str | None) -> tuple[str | None, bool]:
