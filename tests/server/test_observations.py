@@ -101,6 +101,24 @@ def test_an_identical_observation_raises_the_stored_weight_and_returns_its_id(
         assert (listed["org"], listed["project"], listed["agent"]) == ("default", "default", "bot")
 
 
+def test_an_update_sending_a_null_file_path_clears_it_and_one_leaving_it_out_keeps_it(
+    store_backend: str,
+) -> None:
+    with _server() as server:
+        bot = server.connect(principal="bot")
+        written = bot.call(REMEMBER, {"content": "Dates are UTC.", "file_path": "src/dates.ts"})
+        update = "memory/observations/update"
+        kept = bot.call(update, {"id": written["id"], "tags": ["dates"]})["observation"]
+        assert kept["file_path"] == "src/dates.ts"
+        cleared = bot.call(update, {"id": written["id"], "file_path": None})["observation"]
+        assert cleared["file_path"] is None
+        (entry, *_) = bot.call("memory/observations/audit", {"observation_id": written["id"]})[
+            "entries"
+        ]
+        assert entry["before"]["file_path"] == "src/dates.ts"
+        assert entry["after"]["file_path"] is None
+
+
 def test_observations_are_ordinary_records_every_adapter_reads(store_backend: str) -> None:
     with _server() as server:
         bot = server.connect(principal="acme/web/bot")

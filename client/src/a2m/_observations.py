@@ -208,8 +208,9 @@ class ObservationMethods:
         owner: str | NotGiven | None = NOT_GIVEN,
         timeout: Timeout = NOT_GIVEN,
     ) -> ObservationUpdateResult:
-        """Edit one observation (audited); lowering its weight is the soft delete. A
-        transferred observation raises :class:`~a2m.errors.ReadOnly`."""
+        """Edit one observation (audited); lowering its weight is the soft delete, and
+        ``file_path=None`` clears the path. A transferred observation raises
+        :class:`~a2m.errors.ReadOnly`."""
         values = {
             "id": id, "content": content, "type": type, "classification": classification,
             "weight": weight, "tags": tags, "file_path": file_path, "owner": owner,

@@ -226,7 +226,7 @@ def update(proto: Protocol, ctx: CallContext, params: ObservationUpdateParams) -
             meta["observation_classification"] = classification_of(params.classification, new_type)
         if tags is not None:
             meta["tags"] = tags
-        if params.file_path is not None:
+        if "file_path" in params.model_fields_set:  # null, sent, clears it
             meta["observation_file_path"] = params.file_path
         new_key = record.key
         if content is not None and normalise(content) != normalise(record.content):
