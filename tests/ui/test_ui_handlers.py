@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from starlette.testclient import TestClient
+from ui_support import sign_in
 
 from a2m_server import A2MServer, ServerConfig
 from a2m_server.bindings.http import create_app
@@ -34,19 +35,7 @@ def server() -> Iterator[A2MServer]:
 
 
 def _signed_in(app: object, token: str = "alice-token") -> tuple[TestClient, str]:
-    client = TestClient(app, base_url="http://127.0.0.1:8765", raise_server_exceptions=True)
-    csrf = _csrf(client.get("/ui/login").text)
-    done = client.post(
-        "/ui/login", data={"csrf": csrf, "token": token, "next": "/ui/"}, follow_redirects=False
-    )
-    assert done.status_code == 303
-    return client, _csrf(client.get("/ui/memory").text)
-
-
-def _csrf(text: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', text)
-    assert found is not None
-    return found.group(1)
+    return sign_in(app, token)
 
 
 @pytest.fixture

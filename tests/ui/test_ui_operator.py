@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from ui_support import login, start_serve, stop
+from ui_support import login, sign_in, start_serve, stop
 
 from a2m import A2MClient
 from a2m_server import A2MServer, ServerConfig
@@ -70,23 +70,7 @@ def server(store_backend: str) -> Iterator[A2MServer]:
 
 
 def _signed_in(server: A2MServer, token: str) -> tuple[TestClient, str]:
-    client = TestClient(
-        create_app(server, tokens=TOKENS),
-        base_url="http://127.0.0.1:8765",
-        raise_server_exceptions=True,
-    )
-    csrf = _csrf(client.get("/ui/login").text)
-    done = client.post(
-        "/ui/login", data={"csrf": csrf, "token": token, "next": "/ui/"}, follow_redirects=False
-    )
-    assert done.status_code == 303
-    return client, _csrf(client.get("/ui/memory").text)
-
-
-def _csrf(text: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', text)
-    assert found is not None
-    return found.group(1)
+    return sign_in(create_app(server, tokens=TOKENS), token)
 
 
 def _row_id(page: str, content: str) -> str:

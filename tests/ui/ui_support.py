@@ -8,6 +8,7 @@ Playwright's own install; without either the browser tests are skipped, saying w
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from starlette.testclient import TestClient
 
 from a2m_server import A2MServer
 
@@ -215,3 +217,22 @@ def login(page: Any, url: str, token: str) -> None:
     page.get_by_label("Bearer token").fill(token)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(url + "/ui/")
+
+
+def sign_in(app: object, token: str) -> tuple[TestClient, str]:
+    """A client of the ASGI ``app`` signed in to the page with ``token``, and the CSRF
+    value its forms carry."""
+    client = TestClient(app, base_url="http://127.0.0.1:8765", raise_server_exceptions=True)
+    csrf = csrf_of(client.get("/ui/login").text)
+    done = client.post(
+        "/ui/login", data={"csrf": csrf, "token": token, "next": "/ui/"}, follow_redirects=False
+    )
+    assert done.status_code == 303
+    return client, csrf_of(client.get("/ui/memory").text)
+
+
+def csrf_of(text: str) -> str:
+    """The CSRF value of the first form on a page."""
+    found = re.search(r'name="csrf" value="([^"]+)"', text)
+    assert found is not None
+    return found.group(1)
