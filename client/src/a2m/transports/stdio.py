@@ -11,6 +11,8 @@ import os
 import queue
 import subprocess
 import threading
+import warnings
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
@@ -143,6 +145,7 @@ class StdioTransport(Transport):
         self._failure: A2MConnectionError | None = None
         self._closed = False
         self._tail = StderrTail()
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -174,80 +177,60 @@ class StdioTransport(Transport):
             assert process.stdout is not None
             assert process.stderr is not None
             assert process.stdin is not None
+            # The threads hold the transport only weakly, so one dropped without close()
+            # is collected, and its finaliser stops the server.
             self._threads = [
                 threading.Thread(
-                    target=self._read_stdout,
-                    args=(process,),
+                    target=_read_stdout,
+                    args=(weakref.ref(self), process),
                     daemon=True,
                     name=f"a2m-stdio-out-{process.pid}",
                 ),
                 threading.Thread(
-                    target=self._read_stderr,
-                    args=(process.stderr,),
+                    target=_read_stderr,
+                    args=(process.stderr, self._tail),
                     daemon=True,
                     name=f"a2m-stdio-err-{process.pid}",
                 ),
                 threading.Thread(
-                    target=self._write_stdin,
-                    args=(process.stdin,),
+                    target=_write_stdin,
+                    args=(process.stdin, self._outbox),
                     daemon=True,
                     name=f"a2m-stdio-in-{process.pid}",
                 ),
             ]
             for thread in self._threads:
                 thread.start()
+            self._finalizer = weakref.finalize(self, _dropped, self._outbox, process, self._threads)
             return process
 
     @staticmethod
     def _with_method(error: A2MConnectionError, method: str | None) -> A2MConnectionError:
         return A2MConnectionError(error.message, method=method, retryable=False, data=error.data)
 
-    def _write_stdin(self, stdin: IO[bytes]) -> None:
-        """Write each queued line whose caller still waits, in order; at the end of the
-        queue (``close``), close stdin: how the server is told to stop (§8.2)."""
-        while True:
-            item = self._outbox.get()
-            if item is None:
-                break
-            line, waiter = item
-            if waiter.abandoned:
-                continue
+    def _on_line(self, line: bytes) -> None:
+        """One line of stdout: a response to the request waiting for it, or a
+        notification for the handler."""
+        message = parse_line(line)
+        if message is None:
+            return
+        if is_response(message):
+            with self._lock:
+                pending = self._pending.pop(message.get("id"), None)
+                if pending is None and unattributed_error(message) and len(self._pending) == 1:
+                    # The server could not read the request's id (an over-long line, say):
+                    # with one request waiting, the error is that one's.
+                    pending = self._pending.pop(next(iter(self._pending)))
+            if pending is None:
+                log.debug("dropping a response nobody waits for (id %r)", message.get("id"))
+                return
+            pending.response = message
+            pending.done.set()
+        elif is_notification(message):
             try:
-                stdin.write(line)
-                stdin.flush()
-            except (OSError, ValueError):
-                pass  # the process is gone; the stdout reader says why once stdout ends
-        with contextlib.suppress(OSError, ValueError):
-            stdin.close()
-
-    def _read_stderr(self, stream: IO[bytes]) -> None:
-        for line in iter(stream.readline, b""):
-            self._tail.add(line)
-
-    def _read_stdout(self, process: subprocess.Popen[bytes]) -> None:
-        assert process.stdout is not None
-        for line in iter(process.stdout.readline, b""):
-            message = parse_line(line)
-            if message is None:
-                continue
-            if is_response(message):
-                with self._lock:
-                    pending = self._pending.pop(message.get("id"), None)
-                    if pending is None and unattributed_error(message) and len(self._pending) == 1:
-                        # The server could not read the request's id (an over-long line,
-                        # say): with one request waiting, the error is that one's.
-                        pending = self._pending.pop(next(iter(self._pending)))
-                if pending is None:
-                    log.debug("dropping a response nobody waits for (id %r)", message.get("id"))
-                    continue
-                pending.response = message
-                pending.done.set()
-            elif is_notification(message):
-                try:
-                    self._notify(message)
-                except Exception:
-                    log.exception("the notification handler failed")
-        self._on_exit(process)
+                self._notify(message)
+            except Exception:
+                log.exception("the notification handler failed")
 
     def _on_exit(self, process: subprocess.Popen[bytes]) -> None:
         try:
@@ -305,18 +288,89 @@ class StdioTransport(Transport):
             process = self._process
         if process is None:
             return
+        if self._finalizer is not None:
+            self._finalizer.detach()
         self._outbox.put(None)  # the writer closes stdin after the lines before it
+        _reap(process, self._threads)
+
+
+def _write_stdin(
+    stdin: IO[bytes], outbox: queue.SimpleQueue[tuple[bytes, _Pending] | None]
+) -> None:
+    """Write each queued line whose caller still waits, in order; at the end of the queue
+    (``close``), close stdin: how the server is told to stop (§8.2)."""
+    while True:
+        item = outbox.get()
+        if item is None:
+            break
+        line, waiter = item
+        if waiter.abandoned:
+            continue
+        try:
+            stdin.write(line)
+            stdin.flush()
+        except (OSError, ValueError):
+            pass  # the process is gone; the stdout reader says why once stdout ends
+    with contextlib.suppress(OSError, ValueError):
+        stdin.close()
+
+
+def _read_stderr(stream: IO[bytes], tail: StderrTail) -> None:
+    for line in iter(stream.readline, b""):
+        tail.add(line)
+
+
+def _read_stdout(
+    transport_ref: weakref.ReferenceType[StdioTransport], process: subprocess.Popen[bytes]
+) -> None:
+    """Hand each stdout line to the transport while it lives (holding it only for that
+    line), then tell it the process has exited."""
+    assert process.stdout is not None
+    for line in iter(process.stdout.readline, b""):
+        transport = transport_ref()
+        if transport is not None:  # once dropped, the lines are read until the exit
+            transport._on_line(line)
+        del transport
+    transport = transport_ref()
+    if transport is not None:
+        transport._on_exit(process)
+
+
+def _reap(process: subprocess.Popen[bytes], threads: list[threading.Thread]) -> None:
+    """Wait for a server whose stdin is closing to exit (terminate, then kill, a laggard),
+    let its threads finish, and close its pipes."""
+    try:
+        process.wait(timeout=CLOSE_GRACE)
+    except subprocess.TimeoutExpired:
+        process.terminate()
         try:
             process.wait(timeout=CLOSE_GRACE)
         except subprocess.TimeoutExpired:
-            process.terminate()
-            try:
-                process.wait(timeout=CLOSE_GRACE)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        for thread in self._threads:
+            process.kill()
+            process.wait()
+    for thread in threads:
+        if thread is not threading.current_thread():
             thread.join(timeout=CLOSE_GRACE)
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def _dropped(
+    outbox: queue.SimpleQueue[tuple[bytes, _Pending] | None],
+    process: subprocess.Popen[bytes],
+    threads: list[threading.Thread],
+) -> None:
+    """A transport collected without ``close()``: close the server's stdin, as ``close``
+    would, and see it exit on a thread of its own (a finaliser must not block)."""
+    outbox.put(None)
+    reaper = threading.Thread(
+        target=_reap, args=(process, threads), daemon=True, name="a2m-stdio-reap"
+    )
+    reaper.start()
+    warnings.warn(
+        f"an A2M stdio transport was dropped without close(); its server (pid "
+        f"{process.pid}) is told to stop",
+        ResourceWarning,
+        stacklevel=2,
+    )
