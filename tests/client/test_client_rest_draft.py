@@ -371,6 +371,14 @@ async def test_recall_by_embedding_queries_the_namespace_and_beneath(env: Env) -
     narrow = await env.draft.recall(embedding=[1.0, 0.0, 0.0], min_score=0.5, embeddings=True)
     assert [r.content for r in narrow.records] == ["north", "north-east"]
     assert narrow.records[0].embedding == [1.0, 0.0, 0.0]
+    # The draft bounds min_score to 0 to 1, where similarities lie: a JSON-RPC threshold
+    # beyond it means everything or nothing, and is not sent as one the server refuses.
+    sent = len(env.wire.sent)
+    assert (await env.draft.recall(embedding=[1.0, 0.0, 0.0], min_score=1.5)).records == []
+    assert len(env.wire.sent) == sent
+    every = await env.draft.recall(embedding=[1.0, 0.0, 0.0], min_score=-2, limit=10)
+    assert {r.content for r in every.records} == {"north", "north-east", "east"}
+    assert "min_score" not in env.wire.bodies[-1]
     typed = await env.draft.recall(embedding=[1.0, 0.0, 0.0], where={"type": "procedural"})
     assert [r.content for r in typed.records] == ["north-east"]
     beneath = await env.draft.recall(embedding=[1.0, 0.0, 0.0], key_prefix="app/wf-42/agent-b/")

@@ -127,6 +127,8 @@ BAD_QUERIES: list[tuple[str, Any, int, str]] = [
     ("top_k 101", {"query": "q", "top_k": 101}, 400, "INVALID_BODY"),
     ("top_k text", {"query": "q", "top_k": "5"}, 400, "INVALID_BODY"),
     ("min_score text", {"query": "q", "min_score": "high"}, 400, "INVALID_BODY"),
+    ("min_score above 1", {"query": "q", "min_score": 1.5}, 400, "INVALID_BODY"),
+    ("min_score below 0", {"query": "q", "min_score": -0.1}, 400, "INVALID_BODY"),
     ("tag not a list", {"query": "q", "tag": "geo"}, 400, "INVALID_BODY"),
     ("recursive text", {"query": "q", "recursive": "yes"}, 400, "INVALID_BODY"),
     ("unknown type", {"query": "q", "type": "scratch"}, 422, "INVALID_TYPE"),

@@ -292,10 +292,12 @@ class Draft:
         embedding = params.get("embedding")
         min_score = params.get("min_score")
         if embedding is not None:
+            if min_score is not None and min_score > 1:
+                return {"records": []}  # a similarity lies in 0 to 1, where the draft bounds it
             body: dict[str, Any] = {"embedding": embedding, "recursive": scope.recursive}
             if limit is not None:
                 body["top_k"] = min(limit or MAX_TOP_K, MAX_TOP_K)
-            if min_score is not None:
+            if min_score is not None and min_score > 0:
                 body["min_score"] = min_score
             if scope.type is not None:
                 body["type"] = scope.type

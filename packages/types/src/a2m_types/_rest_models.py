@@ -334,7 +334,8 @@ class QueryRequest(Params):
     """Text to rank against as ``memory/recall`` does (an addition to the draft)."""
     type: MemoryType | None = None
     top_k: int = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
-    min_score: float | None = Field(default=None, allow_inf_nan=False)
+    min_score: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    """Scores lie in 0 to 1 (the draft's range), so a threshold outside it is refused."""
     tag: list[str] | None = None
     """Only entries carrying every one of these tags."""
     recursive: bool = False
