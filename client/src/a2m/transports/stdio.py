@@ -202,6 +202,8 @@ class StdioTransport(Transport):
             for thread in self._threads:
                 thread.start()
             self._finalizer = weakref.finalize(self, _dropped, self._outbox, process, self._threads)
+            # At exit the pipes close with this process, which stops the server as before.
+            self._finalizer.atexit = False
             return process
 
     @staticmethod
