@@ -8,6 +8,8 @@ import email.utils
 import json
 import logging
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import httpx
 import pytest
@@ -99,12 +101,8 @@ async def test_non_idempotent_calls_retry_only_when_the_request_never_left(
 ) -> None:
     driver = make(mode)
     install_sleep(driver.client)
-    for failure in (raising(httpx.ReadTimeout), raising(httpx.ReadError), status(503)):
-        fake_server.calls.clear()
-        fake_server.on(method, failure)
-        with pytest.raises(a2m.A2MTransportError):
-            await call(driver)
-        assert fake_server.calls.count(method) == 1, failure
+    failures = (raising(httpx.ReadTimeout), raising(httpx.ReadError), status(503))
+    await _sent_once_each(fake_server, driver, method, call, failures)
 
     fake_server.calls.clear()
     fake_server.on(method, raising(httpx.ConnectError), ok({}))
@@ -136,13 +134,22 @@ async def test_a_call_counting_what_it_did_is_not_retried_once_the_server_may_ha
     records: a retry would answer 0, telling the caller the call did nothing."""
     driver = make(mode)
     install_sleep(driver.client)
-    for failure in (raising(httpx.ReadTimeout), raising(httpx.ReadError), status(502)):
+    failures = (raising(httpx.ReadTimeout), raising(httpx.ReadError), status(502))
+    await _sent_once_each(fake_server, driver, method, call, failures)
+    await close(driver)
+
+
+async def _sent_once_each(
+    fake_server: Any, driver: Any, method: str, call: Any, failures: Sequence[Any]
+) -> None:
+    """Each failure, injected on ``method``, is raised to the caller after one request:
+    the call is not sent again."""
+    for failure in failures:
         fake_server.calls.clear()
         fake_server.on(method, failure)
         with pytest.raises(a2m.A2MTransportError):
             await call(driver)
         assert fake_server.calls.count(method) == 1, failure
-    await close(driver)
 
 
 @pytest.mark.parametrize("mode", MODES)
