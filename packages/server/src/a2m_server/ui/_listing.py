@@ -22,7 +22,7 @@ from a2m_server.protocol import CallContext, Protocol
 from a2m_server.protocol.observations import operator_reach
 from a2m_server.protocol.paging import listing_digest
 from a2m_server.protocol.wire import timestamp
-from a2m_server.store import RecordFilter, StoredRecord
+from a2m_server.store import RecordFilter, Scope, StoredRecord
 
 from ._fields import (
     AGENT_KEY,
@@ -185,25 +185,22 @@ def selector_for(
         else:
             alternatives = [{**a, **b} for a in alternatives for b in branches]
     narrowed = None if alternatives is None else [RecordFilter(where=w) for w in alternatives]
-    scope = proto.read_scope(owner)
+    scope: Scope | None = proto.read_scope(owner)
     reach = operator_reach(proto, ctx)
-    if reach is None:
-        return RecordFilter(
-            scope=scope,
-            tier=filters.tier or None,
-            where=where or None,
-            tags_all=[filters.tag] if filters.tag else None,
-            any_of=narrowed,
-        )
-    # An operator audits every agent's observations of its project: what its principal
-    # reads, or those, each narrowed to the agent and classifications asked for.
-    if narrowed is not None:
-        reach = reach.with_(any_of=[p.with_(any_of=narrowed) for p in reach.any_of or ()])
+    any_of = narrowed
+    if reach is not None:
+        # An operator audits every agent's observations of its project: what its principal
+        # reads, or those, each narrowed to the agent and classifications asked for.
+        if narrowed is not None:
+            reach = reach.with_(any_of=[p.with_(any_of=narrowed) for p in reach.any_of or ()])
+        any_of = [RecordFilter(scope=scope, any_of=narrowed), reach]
+        scope = None
     return RecordFilter(
+        scope=scope,
         tier=filters.tier or None,
         where=where or None,
         tags_all=[filters.tag] if filters.tag else None,
-        any_of=[RecordFilter(scope=scope, any_of=narrowed), reach],
+        any_of=any_of,
     )
 
 
