@@ -3,18 +3,24 @@ release can upgrade a database in place."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ._agents import pg_agent, pg_framework
 from ._audit import PG_SCHEMA as _V4
+from ._pg_text import tsvector
 from .base import StoreError
 
 if TYPE_CHECKING:
     import psycopg
 
+    _Connection = psycopg.Connection[tuple[object, ...]]
+    # One step of a migration: a statement, or a function doing what SQL alone cannot.
+    _Step = str | Callable[[_Connection], None]
+
 __all__ = ["MIGRATION_LOCK", "SCHEMA_VERSION", "MissingExtensionError", "migrate"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Every object lives in the connection's current schema (the first of its search_path),
 # so one database can hold several stores side by side.
@@ -286,7 +292,30 @@ _V5 = [
     f"SELECT {_place('r')}, count(*) FROM records AS r GROUP BY 1, 2, 3, 4, 5, 6",
 ]
 
-_MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
+
+def _index_long_words(conn: _Connection) -> None:
+    """Index again the records holding a word past PostgreSQL's 2,046-byte lexeme limit,
+    which versions before 6 left out of ``body``, so recall never found them by it; they
+    now hold it as a digest (:mod:`._pg_text`). The triggers correct the term statistics.
+
+    No character grows past 33 bytes under NFKC and case folding (U+FDFA), so such a word
+    comes from a run of at least 63 characters holding no space: only the rows holding one
+    are analysed, and only those gaining a digest are written."""
+    with conn.cursor(name="a2m_long_words") as candidates:
+        candidates.itersize = 500
+        candidates.execute(r"SELECT rowid, content FROM records WHERE content ~ '\S{63,}'")
+        for rowid, content in candidates:
+            body, length = tsvector(str(content))
+            if "'long_" in body:
+                conn.execute(
+                    "UPDATE records SET body = %s::tsvector, body_length = %s WHERE rowid = %s",
+                    (body, length, rowid),
+                )
+
+
+_V6: Sequence[_Step] = [_index_long_words]
+
+_MIGRATIONS: dict[int, Sequence[_Step]] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5, 6: _V6}
 
 # Serialises schema creation between processes opening a new database at once.
 MIGRATION_LOCK = 0x4132_4D5F_5343_484D  # "A2M_SCHM"
@@ -342,8 +371,11 @@ def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
                 f"understands ({SCHEMA_VERSION}); upgrade a2m-server"
             )
         for version in range(found + 1, SCHEMA_VERSION + 1):
-            for statement in _MIGRATIONS[version]:
-                conn.execute(statement)
+            for step in _MIGRATIONS[version]:
+                if isinstance(step, str):
+                    conn.execute(step)
+                else:
+                    step(conn)
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema_version', %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
