@@ -5,6 +5,7 @@ here), and the graph is ordinary A2M records."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -16,7 +17,11 @@ from mcp import Client, StdioServerParameters
 from mcp_kit import text
 
 from a2m import AsyncA2MClient
+from a2m.transports import AsyncInProcessTransport
 from a2m_mcp import KnowledgeGraph
+from a2m_mcp._graph import digest
+from a2m_server import A2MServer
+from a2m_server.config import ServerConfig
 
 pytestmark = pytest.mark.anyio
 
@@ -238,3 +243,74 @@ async def test_many_names_at_once_behave_as_a_few(a2m: AsyncA2MClient, count: in
         ],
         "relations": [],
     }
+
+
+class CountingTransport(AsyncInProcessTransport):
+    """The in-process transport, keeping each request's method."""
+
+    def __init__(self, server: A2MServer) -> None:
+        super().__init__(server)
+        self.sent: list[str] = []
+
+    async def handle_async_request(
+        self, request: dict[str, Any], *, timeout: float | None
+    ) -> dict[str, Any]:
+        self.sent.append(request["method"])
+        return await super().handle_async_request(request, timeout=timeout)
+
+
+@pytest.mark.parametrize("operators", [True, False], ids=["or", "plain"])
+async def test_deletions_cost_one_forget_per_hundred_items_where_the_server_runs_or(
+    operators: bool,
+) -> None:
+    """150 relations and 150 entities' observations go in two ``forget`` each on a server
+    running ``$or``; on a plain 0.1 server, one each, with the same graph left."""
+    count = 150
+    names = [f"n{i}" for i in range(count)]
+    config = ServerConfig(where_operators=operators)
+    with A2MServer(config) as server:
+        transport = CountingTransport(server)
+        async with AsyncA2MClient(transport=transport) as client:
+            graph = KnowledgeGraph(client, "g")
+            await graph.create_entities(
+                [{"name": n, "entityType": "t", "observations": ["a", "b"]} for n in names]
+            )
+            ring = [
+                {"from": n, "to": names[(i + 1) % count], "relationType": "r"}
+                for i, n in enumerate(names)
+            ]
+            await graph.create_relations([*ring, {"from": "n0", "to": "n2", "relationType": "r"}])
+            transport.sent.clear()
+            await graph.delete_relations([*ring, ring[0]])
+            await graph.delete_observations(
+                [{"entityName": n, "observations": ["a"]} for n in names]
+            )
+            calls = 4 if operators else 2 * count
+            assert transport.sent == ["memory/forget"] * calls
+            left = await graph.read_graph()
+    assert left["relations"] == [{"from": "n0", "to": "n2", "relationType": "r"}]
+    assert [e["observations"] for e in left["entities"]] == [["b"]] * count
+
+
+@pytest.mark.parametrize("operators", [True, False], ids=["or", "plain"])
+async def test_a_relation_stored_under_an_earlier_releases_key_is_deleted(
+    operators: bool,
+) -> None:
+    """Relations whose parts hold NUL were keyed by the parts joined with NUL; such a
+    record, written before the keys changed, is found and deleted by what it says."""
+    with A2MServer(ServerConfig(where_operators=operators)) as server:
+        async with AsyncA2MClient.in_process(server) as client:
+            graph = KnowledgeGraph(client, "g")
+            record = graph._relation_record("A", "x\x00y", "z")
+            old = hashlib.sha256(b"x\x00y\x00z\x00").hexdigest()[:32]
+            record["key"] = f"g/relations/{digest('A')}/{old}"
+            assert record["key"] != graph.relation_key("A", "x\x00y", "z")
+            await client.remember([record])
+            kept = {"from": "A", "to": "y\x00z", "relationType": "x"}
+            await graph.create_relations([kept])
+            stored = (await graph.read_graph())["relations"]
+            assert sorted(stored, key=str) == sorted(
+                [{"from": "A", "to": "z", "relationType": "x\x00y"}, kept], key=str
+            )
+            await graph.delete_relations([{"from": "A", "to": "z", "relationType": "x\x00y"}])
+            assert (await graph.read_graph())["relations"] == [kept]

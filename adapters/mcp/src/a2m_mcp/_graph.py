@@ -14,8 +14,8 @@ framework: the content is a sentence (``Alice (person)``, ``Alice: drinks tea``,
 A2M calls per tool: ``create_entities`` 2 (one existence check, one batch write; with at
 most :data:`FEW_NAMES` names, the check is one call per name); ``create_relations`` and
 ``add_observations`` the same (``add_observations``: two checks); ``delete_entities`` 4;
-``delete_observations`` 1 per deletion holding observations; ``delete_relations`` 1 per
-relation; ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll,
+``delete_observations`` and ``delete_relations`` 1 per :data:`DELETIONS_PER_CALL` items
+where the server runs ``$or`` (else 1 per item); ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll,
 and one ``memory/timeline`` reading the records written since the last call (the first
 call: one per :data:`PAGE_SIZE` graph records, or the server's ``max_recall_limit`` where
 that is smaller). Writes of more than the server's ``max_records_per_call`` records go in
@@ -52,6 +52,10 @@ MAX_EVENT_PAGES = 5
 
 FEW_NAMES = 8
 """Up to this many names, a write's existence check looks each one up under its own key."""
+
+DELETIONS_PER_CALL = 100
+"""Relations (or entities' observations) one ``memory/forget`` deletes, as one ``$or``
+(the most where objects one ``$or`` list may hold)."""
 
 
 class Entity(TypedDict):
@@ -361,20 +365,49 @@ class KnowledgeGraph:
         await self.client.forget(key_prefix=f"{self.prefix}/entities", where={"kg_entity": wanted})
 
     async def delete_observations(self, deletions: Sequence[Mapping[str, Any]]) -> None:
-        """Delete the named observations; unknown entities or texts are ignored."""
+        """Delete the named observations; unknown entities or texts are ignored. One
+        ``forget`` per :data:`DELETIONS_PER_CALL` entities where the server runs ``$or``,
+        else one per entity."""
+        wanted: dict[str, set[str]] = {}
         for item in deletions:
-            texts = sorted({str(text) for text in item["observations"]})
+            texts = {str(text) for text in item["observations"]}
             if texts:
-                await self.client.forget(
-                    key_prefix=self.observations_prefix(str(item["entityName"])),
-                    where={"kg_observation": texts},
-                )
+                wanted.setdefault(str(item["entityName"]), set()).update(texts)
+        selectors = [
+            {"kg_entity": name, "kg_observation": sorted(texts)} for name, texts in wanted.items()
+        ]
+        await self._forget_each(f"{self.prefix}/observations", selectors, "kg_entity")
+
+    async def _forget_each(
+        self, key_prefix: str, selectors: list[dict[str, Any]], head: str
+    ) -> None:
+        """Forget, under ``key_prefix``, the records each of ``selectors`` (metadata
+        equalities) matches: as one ``$or`` per :data:`DELETIONS_PER_CALL` of them where
+        the server runs it, else one call each, under the key prefix of the name at
+        ``head``, which then leaves the where."""
+        description = self.client.description or await self.client.describe()
+        if description.where is not None and "$or" in description.where.operators:
+            for start in range(0, len(selectors), DELETIONS_PER_CALL):
+                chunk = selectors[start : start + DELETIONS_PER_CALL]
+                await self.client.forget(key_prefix=key_prefix, where={"$or": chunk})
+            return
+        for selector in selectors:
+            where = {name: value for name, value in selector.items() if name != head}
+            await self.client.forget(
+                key_prefix=f"{key_prefix}/{digest(selector[head])}/", where=where
+            )
 
     async def delete_relations(self, relations: Sequence[Relation]) -> None:
-        """Delete the given relations; ones not present are ignored."""
-        for item in relations:
-            key = self.relation_key(item["from"], item["relationType"], item["to"])
-            await self.client.forget(key_prefix=key)
+        """Delete the given relations; ones not present are ignored. A relation is found
+        by what it says (``kg_from``, ``kg_relation``, ``kg_to``), not by its key, so one
+        stored under a key of an earlier release goes too. A2M calls: as
+        :meth:`delete_observations`."""
+        triples = dict.fromkeys((r["from"], r["relationType"], r["to"]) for r in relations)
+        selectors = [
+            {"kg_from": source, "kg_relation": relation_type, "kg_to": target}
+            for source, relation_type, target in triples
+        ]
+        await self._forget_each(f"{self.prefix}/relations", selectors, "kg_from")
 
     async def read_graph(self) -> Graph:
         """The whole graph, entities and relations in the order they were created."""
