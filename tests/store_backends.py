@@ -107,6 +107,16 @@ class PostgresServer:
         """The URL of a store in a new, empty schema."""
         return self.url(f"t_{uuid.uuid4().hex[:16]}")
 
+    def sql(self, url: str) -> Any:
+        """A psycopg connection (autocommit) to the store at ``url``, its schema first on
+        the search path: for a test reading or setting what the server keeps."""
+        import psycopg
+
+        conn = psycopg.connect(self.base_url, autocommit=True)
+        schema = url.rsplit("schema=", 1)[1]
+        conn.execute(f'SET search_path = "{schema}", public')  # type: ignore[arg-type]
+        return conn
+
     def close(self) -> None:
         import psycopg
 

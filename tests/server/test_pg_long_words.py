@@ -5,6 +5,8 @@ since, and the term statistics stay exact."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 
 from a2m_server import A2MServer
@@ -29,13 +31,7 @@ def _version_5_body(content: str) -> tuple[str, int]:
     return tsvector(" ".join(kept))
 
 
-def _connect(postgres_server: PostgresServer, schema: str) -> psycopg.Connection[tuple]:
-    conn = psycopg.connect(postgres_server.base_url, autocommit=True)
-    conn.execute(f'SET search_path = "{schema}", public')  # type: ignore[arg-type]
-    return conn
-
-
-def _statistics(conn: psycopg.Connection[tuple]) -> list[tuple]:
+def _statistics(conn: psycopg.Connection[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return conn.execute(
         "SELECT lexeme, docs FROM term_stats WHERE docs <> 0 "
         "UNION ALL SELECT 'corpus', records * 1000000 + tokens FROM corpus_stats ORDER BY 1"
@@ -46,11 +42,10 @@ def test_a_version_5_store_indexes_its_long_words_again(
     postgres_server: PostgresServer,
 ) -> None:
     url = postgres_server.fresh_url()
-    schema = url.rsplit("schema=", 1)[1]
     with A2MServer(db=url) as server, server.connect() as peer:
         records = [{"content": content, "key": key} for key, content in CONTENTS.items()]
         peer.call("memory/remember", {"records": records})
-    with _connect(postgres_server, schema) as conn:
+    with postgres_server.sql(url) as conn:
         current = {
             key: conn.execute(
                 "SELECT body::text, body_length FROM records WHERE key = %s", (key,)
@@ -75,7 +70,7 @@ def test_a_version_5_store_indexes_its_long_words_again(
         for word, key in ((LONG, "long"), (WIDE, "wide")):
             found = peer.call("memory/recall", {"query": word, "limit": 5})["records"]
             assert [r["key"] for r in found] == [key]
-        with _connect(postgres_server, schema) as conn:
+        with postgres_server.sql(url) as conn:
             version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             assert version == (str(SCHEMA_VERSION),)
             for key in CONTENTS:  # as written since the fix, and nothing else rewritten

@@ -59,13 +59,11 @@ def test_a_version_2_store_is_rewritten_to_compare_nul_exactly(
     postgres_server: PostgresServer,
 ) -> None:
     url = postgres_server.fresh_url()
-    schema = url.rsplit("schema=", 1)[1]
     with A2MServer(db=url) as server, server.connect() as connection:
         records = [{"content": f"r{n}", "metadata": m} for n, m in enumerate(METADATA)]
         connection.call("memory/remember", {"records": records})
         assert _mismatches(server) == []
-    with psycopg.connect(postgres_server.base_url, autocommit=True) as conn:
-        conn.execute(f'SET search_path = "{schema}", public')  # type: ignore[arg-type]
+    with postgres_server.sql(url) as conn:
         with conn.transaction():
             for n, metadata in enumerate(METADATA):
                 conn.execute(
@@ -78,8 +76,7 @@ def test_a_version_2_store_is_rewritten_to_compare_nul_exactly(
         assert rows == (2,)
     with A2MServer(db=url) as server:
         assert _mismatches(server) == []
-    with psycopg.connect(postgres_server.base_url, autocommit=True) as conn:
-        conn.execute(f'SET search_path = "{schema}", public')  # type: ignore[arg-type]
+    with postgres_server.sql(url) as conn:
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         assert version == (str(SCHEMA_VERSION),)  # on up to the current version
         rows = conn.execute("SELECT count(*) FROM records WHERE meta ->> 'v' = 'ab'").fetchone()
