@@ -183,6 +183,24 @@ def slow(seconds: float, then: Action | None = None) -> Action:
     return act
 
 
+def trickle(release: threading.Event, every: float = 0.05) -> Action:
+    """Send a response head promising a body, then one byte of it every ``every`` seconds
+    until ``release`` is set: each read gets something well within any timeout, and the
+    response never completes."""
+
+    def act(exchange: Exchange) -> bool:
+        exchange.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        exchange.send(b"Content-Length: 100000\r\n\r\n")
+        while not release.wait(every):
+            try:
+                exchange.send(b" ")
+            except OSError:  # the client gave up and closed
+                break
+        return False
+
+    return act
+
+
 class ScriptedServer:
     """The server: ``script`` holds the actions for the requests after describe, consumed in
     order (when it is empty, ``default`` answers: :func:`respond`, unless a test sets

@@ -16,7 +16,16 @@ import httpx
 import pytest
 import respx
 from client_support import MODES, Driver, FakeServer, install_sleep
-from scripted_http import ScriptedServer, close, hang, make, raw, respond, unused_port
+from scripted_http import (
+    ScriptedServer,
+    close,
+    hang,
+    make,
+    raw,
+    respond,
+    trickle,
+    unused_port,
+)
 
 import a2m
 from a2m import A2MClient, AsyncA2MClient
@@ -273,6 +282,29 @@ async def test_a_read_timeout(server: ScriptedServer, mode: str) -> None:
     finally:
         release.set()
     assert 0.25 <= time.monotonic() - started < 5
+    assert "read" in str(caught.value)
+    assert (await driver.recall("later")).records[0].content == "later"
+    await close(driver)
+
+
+@anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_timeout_bounds_the_whole_response_not_each_read(
+    server: ScriptedServer, mode: str
+) -> None:
+    """A server sending a byte every 50 ms never leaves one read waiting 0.3 s, but the
+    response has not come whole within 0.3 s: the call times out then, not never."""
+    release = threading.Event()
+    server.script = [trickle(release)]
+    driver = make(mode, server.url, timeout=0.3, max_retries=0)
+    await driver.describe()
+    started = time.monotonic()
+    try:
+        with pytest.raises(a2m.A2MTimeoutError) as caught:
+            await driver.recall("x")
+    finally:
+        release.set()
+    assert 0.25 <= time.monotonic() - started < 2
     assert "read" in str(caught.value)
     assert (await driver.recall("later")).records[0].content == "later"
     await close(driver)

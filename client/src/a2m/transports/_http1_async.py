@@ -47,6 +47,17 @@ def _expire(future: asyncio.Future[None]) -> None:
         future.set_exception(_Expired())
 
 
+def _left(loop: asyncio.AbstractEventLoop, deadline: float | None) -> float | None:
+    """Seconds left before ``deadline`` on ``loop``'s clock (``None``: no deadline);
+    :class:`_Expired` once it has passed."""
+    if deadline is None:
+        return None
+    left = deadline - loop.time()
+    if left <= 0:
+        raise _Expired
+    return left
+
+
 async def _ready(
     loop: asyncio.AbstractEventLoop, fd: int, *, write: bool, timeout: float | None
 ) -> None:
@@ -251,18 +262,19 @@ class AsyncPool:
         return conn
 
     async def request(self, body: bytes, timeout: float | None, method: str | None) -> Response:
-        """POST ``body``; the wait for a free connection, and every connect, write and read,
-        is bounded by ``timeout``."""
+        """POST ``body``, all of it (the wait for a free connection, the connect, the write
+        and the reads) within ``timeout`` seconds."""
         origin = self.origin
         if self._closed:
             pool_closed(origin, method)
         loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
         taken = self._take(loop, method)
         conn = await self._wait(taken, timeout, method) if isinstance(taken, _Waiter) else taken
         try:
             if conn is None:
-                conn = _Conn(await self._connect(loop, timeout, method), loop)
-            response = await self._exchange(conn, origin.request(body), timeout, method)
+                conn = _Conn(await self._connect(loop, deadline, method), loop)
+            response = await self._exchange(conn, origin.request(body), deadline, method)
         except BaseException:  # cancelled or failed: the socket is mid-message; the slot frees
             self._discard(conn, loop)
             raise
@@ -273,12 +285,11 @@ class AsyncPool:
         return response
 
     async def _connect(  # noqa: RET503 (connect_failed raises)
-        self, loop: asyncio.AbstractEventLoop, timeout: float | None, method: str | None
+        self, loop: asyncio.AbstractEventLoop, deadline: float | None, method: str | None
     ) -> socket.socket:
         origin = self.origin
-        deadline = None if timeout is None else loop.time() + timeout
         try:
-            infos = await _resolve(loop, origin.host, origin.port, timeout)
+            infos = await _resolve(loop, origin.host, origin.port, _left(loop, deadline))
         except _Expired:
             connect_failed(origin, TimeoutError("timed out resolving the host"), method)
         except OSError as exc:
@@ -292,8 +303,7 @@ class AsyncPool:
                 try:
                     sock.connect(address)
                 except (BlockingIOError, InterruptedError):
-                    left = None if deadline is None else max(0.0, deadline - loop.time())
-                    await _ready(loop, sock.fileno(), write=True, timeout=left)
+                    await _ready(loop, sock.fileno(), write=True, timeout=_left(loop, deadline))
                     code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
                 else:
                     code = 0
@@ -312,7 +322,7 @@ class AsyncPool:
         connect_failed(origin, error or OSError("no address to connect to"), method)
 
     async def _exchange(
-        self, conn: _Conn, data: bytes, timeout: float | None, method: str | None
+        self, conn: _Conn, data: bytes, deadline: float | None, method: str | None
     ) -> Response:
         origin, sock, loop = self.origin, conn.sock, conn.loop
         fd = sock.fileno()
@@ -323,7 +333,7 @@ class AsyncPool:
                 try:
                     sent = sock.send(view)
                 except (BlockingIOError, InterruptedError):
-                    await _ready(loop, fd, write=True, timeout=timeout)
+                    await _ready(loop, fd, write=True, timeout=_left(loop, deadline))
                     continue
                 view = view[sent:]
         except _Expired:
@@ -336,7 +346,7 @@ class AsyncPool:
                 try:
                     chunk = sock.recv(RECV_SIZE)
                 except (BlockingIOError, InterruptedError):
-                    await _ready(loop, fd, write=False, timeout=timeout)
+                    await _ready(loop, fd, write=False, timeout=_left(loop, deadline))
                     continue
                 response = parser.feed(chunk) if chunk else parser.eof()
                 if response is not None:

@@ -35,7 +35,8 @@ class SyncPool:
     """Keep-alive connections to one origin, shared by threads: each request takes an idle
     connection that is still open (or opens one) and gives it back if the response lets it
     be reused. At most ``max_connections`` are open at once; a request finding them all
-    busy waits, at most its timeout, for one to be given back or closed."""
+    busy waits, within its timeout, for one to be given back or closed. A request's
+    timeout bounds the whole of it: the wait, the connect, the write and every read."""
 
     def __init__(self, origin: Origin, max_connections: int = MAX_CONNECTIONS) -> None:
         self.origin = origin
@@ -53,9 +54,8 @@ class SyncPool:
         """How many requests are waiting for a connection to come free."""
         return self._waiting
 
-    def _acquire(self, timeout: float | None, method: str | None) -> socket.socket | None:
+    def _acquire(self, deadline: float | None, method: str | None) -> socket.socket | None:
         """An idle connection still open, or ``None`` with a slot taken for a new one."""
-        deadline: float | None = None
         with self._lock:
             while True:
                 if self._closed:
@@ -68,12 +68,8 @@ class SyncPool:
                     return None
                 # Every slot is busy. Wake-ups are only hints: each is followed by this
                 # loop's checks, so a notify that raced the wait's expiry is not lost.
-                if timeout is not None:
-                    now = time.monotonic()
-                    if deadline is None:
-                        deadline = now + timeout
-                    elif now >= deadline:
-                        pool_timed_out(self.origin, self.max_connections, method)
+                if deadline is not None and time.monotonic() >= deadline:
+                    pool_timed_out(self.origin, self.max_connections, method)
                 self._waiting += 1
                 try:
                     self._freed.wait(None if deadline is None else deadline - time.monotonic())
@@ -110,21 +106,20 @@ class SyncPool:
             self._release_locked()
 
     def request(self, body: bytes, timeout: float | None, method: str | None) -> Response:
-        """POST ``body``; the wait for a free connection, and every connect, write and read,
-        is bounded by ``timeout``."""
+        """POST ``body``, all of it (the wait for a free connection, the connect, the write
+        and the reads) within ``timeout`` seconds."""
         origin = self.origin
         if self._closed:
             pool_closed(origin, method)
-        sock = self._acquire(timeout, method)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        sock = self._acquire(deadline, method)
         try:
             if sock is None:
                 try:
-                    sock = open_socket(origin, timeout)
-                except OSError as exc:  # socket.timeout is an OSError too
+                    sock = open_socket(origin, _left(deadline))
+                except OSError as exc:  # a timeout (TimeoutError) is an OSError too
                     connect_failed(origin, exc, method)
-            else:
-                sock.settimeout(timeout)
-            response = self._exchange(sock, origin.request(body), timeout, method)
+            response = self._exchange(sock, origin.request(body), deadline, method)
         except BaseException:  # the slot is freed on every way out
             self._discard(sock)
             raise
@@ -135,12 +130,13 @@ class SyncPool:
         return response
 
     def _exchange(
-        self, sock: socket.socket, data: bytes, timeout: float | None, method: str | None
+        self, sock: socket.socket, data: bytes, deadline: float | None, method: str | None
     ) -> Response:
         origin = self.origin
         refused: OSError | None = None
         try:
-            sock.sendall(data)
+            sock.settimeout(_left(deadline))
+            sock.sendall(data)  # the timeout bounds the whole sendall
         except TimeoutError:
             timed_out(origin, "write", method)
         except OSError as exc:
@@ -150,6 +146,7 @@ class SyncPool:
         parser = ResponseParser()
         try:
             while True:
+                sock.settimeout(_left(deadline))
                 chunk = sock.recv(RECV_SIZE)
                 response = parser.feed(chunk) if chunk else parser.eof()
                 if response is not None:
@@ -171,3 +168,14 @@ class SyncPool:
             self._freed.notify_all()
         for sock in idle:
             sock.close()
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds left before ``deadline`` (``None``: no deadline); ``TimeoutError`` once it
+    has passed."""
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
