@@ -193,6 +193,26 @@ def test_3_4_a_new_member_joins_its_group_where_the_group_lives(stack: Peer) -> 
 
 
 @pytest.mark.spec("3.4")
+def test_3_4_a_record_replacing_a_key_joins_its_group_where_the_group_lives(
+    stack: Peer,
+) -> None:
+    """A write replacing what a key holds keeps the replaced record's tier, unless it
+    joins a group: then the group's tier, as for a new member; a record replacing the
+    group's only member stays where it was."""
+    group, key, alone = uid("group"), uid("key"), uid("group")
+    (member,) = stack.remember({"content": "the tool call", "group": group})
+    stack.call("memory/promote", {"ids": [member], "tier": "semantic"})
+    (first,) = stack.remember({"content": "the fact, first", "key": key})
+    (second,) = stack.remember({"content": "the tool result", "key": key, "group": group})
+    assert second == first  # replaced in place
+    assert _tiers(stack, group=group) == {member: "semantic", first: "semantic"}
+    (solo,) = stack.remember({"content": "on its own", "key": alone + "k", "group": alone})
+    stack.call("memory/promote", {"ids": [solo], "tier": "episodic"})
+    stack.remember({"content": "on its own, again", "key": alone + "k", "group": alone})
+    assert _tiers(stack, group=alone) == {solo: "episodic"}
+
+
+@pytest.mark.spec("3.4")
 def test_3_4_a_group_is_discarded_whole(binding: str, make_peer: PeerFactory) -> None:
     """§3.4: a group is kept or discarded together: a tier with nowhere to spill drops
     the oldest record's whole group, never half of it."""

@@ -289,14 +289,20 @@ def _check_widths(
     raise AssertionError("unreachable: the widths differ, so one of them mismatched")
 
 
-def _place_in_group(proto: Protocol, writer: StoreWriter, request: WriteRequest) -> None:
-    """Keep a group in one tier (§3.4): a new member joins its group's tier."""
+def _place_in_group(
+    writer: StoreWriter, request: WriteRequest, replacing: StoredRecord | None
+) -> bool:
+    """Keep a group in one tier (§3.4): a new member, or a record replacing one at its key,
+    joins its group's tier. Whether the group's other members decided the tier."""
     new = request.new
     if new.group is None or new.tier is None:
-        return
-    existing = writer.select(RecordFilter(groups=[(new.owner, new.group)]), limit=1)
-    if not existing or existing[0].tier == new.tier:
-        return
+        return False
+    members = writer.select(RecordFilter(groups=[(new.owner, new.group)]), limit=2)
+    existing = [r for r in members if replacing is None or r.id != replacing.id][:1]
+    if not existing:
+        return False
+    if existing[0].tier == new.tier:
+        return True
     if request.explicit_tier:
         raise ProtocolError.invalid_params(
             f"group {new.group!r} lives in tier {existing[0].tier!r}; write its records "
@@ -305,6 +311,7 @@ def _place_in_group(proto: Protocol, writer: StoreWriter, request: WriteRequest)
             tier=existing[0].tier,
         )
     new.tier = existing[0].tier
+    return True
 
 
 @dataclass
@@ -445,11 +452,12 @@ def _write_one_by_one(
             continue
         new.created_at = now
         new.expires_at = _expiry(new.metadata, now)
+        grouped = False
         if known is None:
-            _place_in_group(proto, writer, request)
             current = writer.get_by_key(new.owner, new.key) if new.key is not None else None
+            grouped = _place_in_group(writer, request, current)
         if current is not None:
-            if not request.explicit_tier:
+            if not request.explicit_tier and not grouped:
                 new.tier = current.tier
             stored = writer.replace(current.id, new)
             if request.write_id is not None and request.write_id != current.id:
