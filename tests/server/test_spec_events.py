@@ -247,6 +247,33 @@ def test_4_12_events_are_scoped_like_recall(agents: Agents) -> None:
     assert {private, shared} <= set(_written_ids(alice_events))
 
 
+@pytest.mark.spec("4.12")
+def test_4_12_a_promotion_of_several_owners_records_tells_each_only_of_its_own(
+    agents: Agents,
+) -> None:
+    """§4.12: a caller acting as nobody in particular promotes alice's and bob's private
+    records at once (locally it may; over HTTP it acts as alice, and moves hers alone):
+    each reads a ``promoted`` event naming its own records, never the other's."""
+    alice, bob = agents.alice, agents.bob
+    cursors = {name: actor.call("memory/events", {})["cursor"] for name, actor in
+               (("alice", alice), ("bob", bob))}  # fmt: skip
+    session = uid("session")
+    (hers,) = alice.remember({"content": "alice's note"}, session=session)
+    (his,) = bob.remember({"content": "bob's secret"}, session=session)
+    agents.peer.call("memory/promote", {"ids": [hers, his], "tier": "episodic"})
+    for name, actor, own, other in (("alice", alice, hers, his), ("bob", bob, his, hers)):
+        events = actor.call("memory/events", {"cursor": cursors[name], "limit": 1000})["events"]
+        named = [i for e in events if e["kind"] == "promoted" for i in e["ids"]]
+        assert other not in named
+        if _tier_of(actor, own) == "episodic":  # this caller's record moved
+            assert named == [own]
+
+
+def _tier_of(actor: Any, record_id: str) -> str | None:
+    found = [r["tier"] for r in actor.timeline(limit=0) if r["id"] == record_id]
+    return found[0] if found else None
+
+
 @pytest.mark.spec("4.13")
 @pytest.mark.bindings("in-process", "stdio")
 def test_4_13_push_is_scoped_like_recall(agents: Agents) -> None:

@@ -258,9 +258,14 @@ def promote(proto: Protocol, ctx: CallContext, params: PromoteParams) -> dict[st
         if params.salience and "salience" in ctx.capabilities:
             _check_salience(chosen_all, params.salience, "salience")
             reweigh(proto, writer, chosen_all, params.salience, owner or ctx.principal or "local")
-        owners = {r.owner for r in moving}
-        event_owner = owners.pop() if len(owners) == 1 else owner
-        writer.append_event("promoted", now_ms(), {"ids": ids, "tier": target}, event_owner, target)
+        # One event per owner whose records moved, filed under that owner, so a reader
+        # learns only of records it could recall (§4.12), as consolidated events are.
+        by_owner: dict[str | None, list[str]] = {}
+        for record in moving:
+            by_owner.setdefault(record.owner, []).append(record.id)
+        at = now_ms()
+        for event_owner, moved in by_owner.items() or [(owner, [])]:
+            writer.append_event("promoted", at, {"ids": moved, "tier": target}, event_owner, target)
         enforce_capacity(proto, writer, [target])
     return {"promoted": promoted}
 
