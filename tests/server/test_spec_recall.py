@@ -312,7 +312,9 @@ def test_4_4_timeline_carries_no_scores(peer: Peer) -> None:
 
 @pytest.mark.spec("4.5")
 @pytest.mark.parametrize(
-    "params", [{}, {"owner": "someone"}, {"limit": 5}], ids=["empty", "owner-only", "limit-only"]
+    "params",
+    [{}, {"owner": "someone"}, {"limit": 5}, {"where": {}}, {"where": {}, "query": ""}],
+    ids=["empty", "owner-only", "limit-only", "empty-where", "empty-where-and-query"],
 )
 def test_4_5_forget_without_a_selector_is_32602(peer: Peer, params: dict[str, Any]) -> None:
     tag, ids = _tagged(peer, ["must survive"])

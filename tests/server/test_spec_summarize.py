@@ -31,7 +31,9 @@ def test_4_15_describe_reports_summarize_model(peer: Peer) -> None:
 
 @pytest.mark.spec("4.15")
 @pytest.mark.parametrize(
-    "params", [{}, {"limit": 5}, {"into": "semantic"}, {"key": "page/x"}], ids=str
+    "params",
+    [{}, {"limit": 5}, {"into": "semantic"}, {"key": "page/x"}, {"where": {}}],
+    ids=str,
 )
 def test_4_15_a_call_without_a_selector_is_32602(peer: Peer, params: dict[str, Any]) -> None:
     before = peer.describe()["tiers"]

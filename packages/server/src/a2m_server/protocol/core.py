@@ -217,16 +217,19 @@ class Protocol:
         self, method: str, params: ForgetParams | SummarizeParams, why: str
     ) -> None:
         """§4.5, §4.15: a call that would otherwise take the whole store needs at least one
-        of ids, query, tier, where or key_prefix."""
+        of ids, query, tier, where or key_prefix. An empty ``where`` (or ``query``) selects
+        nothing in particular, and is what a templated request sends for a blank filter:
+        it counts as absent, so it can never take the whole store on its own."""
         if (
             params.ids is None
             and not params.query
             and params.tier is None
-            and params.where is None
+            and not params.where
             and params.key_prefix is None
         ):
             raise ProtocolError.invalid_params(
-                f"{method} needs at least one of ids, query, tier, where or key_prefix; {why}"
+                f"{method} needs at least one of ids, query, tier, a non-empty where or "
+                f"key_prefix; {why}"
             )
 
     def acting_owner(self, ctx: CallContext, requested: str | None) -> str | None:

@@ -125,7 +125,8 @@ class _Narrowing:
                 schema["required"].remove(name)
 
     def _needs_selector(self, schema: dict[str, Any]) -> None:
-        # At least one selector, and not a null or an empty query (those select nothing).
+        # At least one selector, and not a null, an empty query or an empty where (those
+        # select nothing in particular).
         present = [s for s in _SELECTORS if s in schema.get("properties", {})]
         kinds = {"ids": "array", "query": "string", "tier": "string", "where": "object"}
         branches = []
@@ -133,6 +134,8 @@ class _Narrowing:
             shape: dict[str, Any] = {"type": kinds.get(name, "string")}
             if name == "query":
                 shape["minLength"] = 1
+            if name == "where":
+                shape["minProperties"] = 1
             branches.append({"required": [name], "properties": {name: shape}})
         schema["anyOf"] = branches
 
