@@ -155,6 +155,8 @@ def test_4_16_method_none_or_false_renders_nothing(peer: Peer, method: str, opti
     [
         {"method": "model"},
         {"method": "model", "model": "some-llm"},
+        {"method": "template", "model": "some-llm"},
+        {"model": "some-llm"},
         {"method": "telepathy"},
         {"style": "haiku"},
         {"budget": -1},
@@ -165,6 +167,8 @@ def test_4_16_method_none_or_false_renders_nothing(peer: Peer, method: str, opti
     ids=[
         "model",
         "model-named",
+        "template-with-a-model",
+        "a-model-alone",
         "unknown-method",
         "unknown-style",
         "negative-budget",

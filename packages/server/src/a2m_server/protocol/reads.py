@@ -67,6 +67,13 @@ def _prompt_options(option: PromptOption | None) -> PromptOptions | None:
             "prompt.methods); use 'template'",
             offered=["template", "none"],
         )
+    if options.model is not None:
+        # §4.16: nor a model; this server offers none (describe says prompt.model: null).
+        raise ProtocolError.invalid_params(
+            f"prompt model {options.model!r} is not offered by this server (describe "
+            "lists none: the template method uses no model); leave model out",
+            offered=[],
+        )
     return options
 
 
