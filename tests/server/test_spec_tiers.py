@@ -248,6 +248,19 @@ def test_3_5_session_is_accepted_and_returned(stack: Peer) -> None:
 
 
 @pytest.mark.spec("3.5")
+def test_3_5_an_empty_session_is_kept_as_sent(binding: str, make_peer: PeerFactory) -> None:
+    """A record naming the session ``""`` (the schema allows it) keeps it, whatever the
+    call's default, and lists as that session; a record naming none takes the default."""
+    peer = make_peer(binding)
+    ids = peer.remember({"content": "names the empty one", "session": ""}, {"content": "x"},
+                        session="the-default")  # fmt: skip
+    sessions = {r["id"]: r["session"] for r in peer.timeline()}
+    assert sessions == {ids[0]: "", ids[1]: "the-default"}
+    listed = {s["session"] for s in peer.call("memory/session/list")["sessions"]}
+    assert listed == {"", "the-default"}
+
+
+@pytest.mark.spec("3.5")
 def test_3_5_capacity_of_a_per_session_tier_applies_within_each_session(stack: Peer) -> None:
     busy, quiet = uid("busy"), uid("quiet")
     quiet_ids = stack.remember({"content": "q1"}, {"content": "q2"}, session=quiet)

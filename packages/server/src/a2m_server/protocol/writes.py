@@ -162,7 +162,11 @@ def _prepare(
             tier=tier,
             salience=float(item.salience or 0.0) if plan.salience else 0.0,
             owner=owner,
-            session=(item.session or default_session) if plan.sessions else None,
+            session=(
+                (item.session if item.session is not None else default_session)
+                if plan.sessions
+                else None
+            ),
             key=item.key if plan.keys else None,
             embedding=embedding,
             uri=item.uri if external else None,
