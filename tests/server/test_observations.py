@@ -101,6 +101,26 @@ def test_an_identical_observation_raises_the_stored_weight_and_returns_its_id(
         assert (listed["org"], listed["project"], listed["agent"]) == ("default", "default", "bot")
 
 
+def test_core_writes_never_reach_an_observations_key(store_backend: str) -> None:
+    """Only the extension writes under ``observation/``: a core remember there, or a
+    summary written to such a key (which would replace the observation unaudited), is
+    INVALID_PARAMS, and the observation and its audit stay as they were."""
+    with _server() as server:
+        bot = server.connect(principal="bot")
+        written = bot.call(REMEMBER, {"content": "Dates are ISO 8601 UTC strings."})
+        (record,) = bot.call("memory/timeline", {"limit": 0})["records"]
+        before = _state(bot)
+        for method, params in (
+            ("memory/remember", {"records": [{"content": "forged", "key": record["key"]}]}),
+            ("memory/summarize", {"ids": [written["id"]], "key": record["key"]}),
+            ("memory/summarize", {"ids": [written["id"]], "key": "observation/new"}),
+        ):
+            error = _error(bot, method, params)
+            assert error.code == ErrorCode.INVALID_PARAMS
+            assert "belong to observations" in error.message
+        assert _state(bot) == before
+
+
 def test_an_update_sending_a_null_file_path_clears_it_and_one_leaving_it_out_keeps_it(
     store_backend: str,
 ) -> None:

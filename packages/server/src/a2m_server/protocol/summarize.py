@@ -14,7 +14,13 @@ from .context import CallContext
 from .core import Protocol
 from .filtering import checked_where
 from .wire import record_to_wire
-from .writes import WriteRequest, embed_missing, write_records, written_without_vectors
+from .writes import (
+    WriteRequest,
+    embed_missing,
+    refuse_reserved_key,
+    write_records,
+    written_without_vectors,
+)
 
 __all__ = ["summarize"]
 
@@ -37,6 +43,8 @@ def summarize(proto: Protocol, ctx: CallContext, params: SummarizeParams) -> dic
     proto.require_selector(
         "memory/summarize", params, "summarizing a whole store must not be that casual"
     )
+    if "keys" in ctx.capabilities:
+        refuse_reserved_key(proto, params.key, "key")
     if params.tier is not None:
         proto.tier(ctx, params.tier)
     into = _summary_tier(proto, ctx, params.into)

@@ -137,17 +137,8 @@ def _prepare(
     if plan.scopes and item.owner is not None:
         owner = proto.acting_owner(ctx, item.owner)
     key = item.key
-    if (
-        plan.keys
-        and key is not None
-        and key.startswith(OBSERVATION_KEY_PREFIX)
-        and proto.extensions
-    ):
-        raise ProtocolError.invalid_params(
-            f"records[{index}].key: keys under {OBSERVATION_KEY_PREFIX!r} belong to "
-            "observations; write them with memory/observations/remember or update",
-            field=f"records[{index}].key",
-        )
+    if plan.keys:
+        refuse_reserved_key(proto, key, f"records[{index}].key")
     # The validated list itself: params are this call's own, and nothing changes them.
     embedding = item.embedding if plan.embeddings and item.embedding else None
     external = plan.external
@@ -291,6 +282,17 @@ def _check_widths(
                 data,
             )
     raise AssertionError("unreachable: the widths differ, so one of them mismatched")
+
+
+def refuse_reserved_key(proto: Protocol, key: str | None, field: str) -> None:
+    """INVALID_PARAMS for a core write at a key under ``observation/`` while the
+    extension is on: only its audited paths write there (docs/observations.md §1)."""
+    if key is not None and key.startswith(OBSERVATION_KEY_PREFIX) and proto.extensions:
+        raise ProtocolError.invalid_params(
+            f"{field}: keys under {OBSERVATION_KEY_PREFIX!r} belong to observations; write "
+            "them with memory/observations/remember or update",
+            field=field,
+        )
 
 
 def _place_in_group(
