@@ -114,6 +114,31 @@ def test_a_lone_surrogate_anywhere_is_400_invalid_body(
         assert "lone surrogate" in response.json()["message"]
 
 
+@pytest.mark.parametrize(
+    "where",
+    [
+        "[" * 5000 + "]" * 5000,
+        '{"a": ' + "[" * 5000 + "]" * 5000 + "}",
+        '{"key": "\\ud800"}',
+        '{"\\ud800": 1}',
+        '{"n": NaN}',
+        "not json",
+    ],
+    ids=["deep-array", "deep-value", "surrogate-value", "surrogate-key", "nan", "garbage"],
+)
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_a_bad_where_parameter_is_400_invalid_body_and_deletes_nothing(
+    rest: Rest, server: A2MServer, where: str, method: str
+) -> None:
+    ns = uid("where")
+    rest.write(ns, "kept", "semantic", "must survive")
+    with unchanged(server):
+        response = rest.request(method, f"{ns}/entries", params={"where": where})
+        body = assert_error(response, 400, "INVALID_BODY")
+    assert body["data"] == {"field": "where"}
+    assert rest.read(ns, "kept").status_code == 200  # the connection still answers
+
+
 def test_a_wrong_embedding_width_is_422_dimension_mismatch(rest: Rest, server: A2MServer) -> None:
     ns = uid("width")
     rest.write(ns, "fixes-width", "semantic", "v", embedding=[1.0, 0.0, 0.0])

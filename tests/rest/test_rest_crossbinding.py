@@ -221,3 +221,57 @@ def test_a_spilled_working_entry_reads_as_episodic() -> None:
             assert [e["key"] for e in listed["entries"]] == ["k0"]
         finally:
             rest.close()
+
+
+def test_a_namespace_beneath_never_reaches_its_parents_entries(rest: Rest, url: str) -> None:
+    """The entry ``a/x`` of namespace ``p`` lies at the A2M key ``p/a/x``, beneath ``p/a``:
+    a recursive list, query or clear of ``p/a`` leaves it alone, since it is ``p``'s."""
+    parent = uid("p")
+    rest.write(parent, "a/x", "working", "the parent's entry")
+    rest.write(f"{parent}/a", "y", "working", "the child's entry")
+    rest.write(f"{parent}/a/b", "z", "working", "the grandchild's entry")
+    for params in ({}, {"recursive": "true"}):
+        listed = rest.list(f"{parent}/a", **params).json()["entries"]
+        keys = sorted((e["namespace"], e["key"]) for e in listed)
+        expected = [(f"{parent}/a", "y")]
+        if params:
+            expected.append((f"{parent}/a/b", "z"))
+        assert keys == expected
+        assert rest.list(f"{parent}/a", **params).json()["total"] == len(expected)
+    found = rest.query(f"{parent}/a", {"query": "entry", "recursive": True}).json()
+    assert {r["entry"]["key"] for r in found} == {"y", "z"}
+    cleared = rest.request("DELETE", f"{parent}/a/entries", params={"recursive": "true"})
+    assert cleared.headers["X-Deleted-Count"] == "2"
+    assert rest.read(parent, "a/x").status_code == 200
+    assert [e["key"] for e in rest.list(parent, recursive="true").json()["entries"]] == ["a/x"]
+
+
+def test_a_record_is_listed_where_it_is_read(rest: Rest, url: str) -> None:
+    """A JSON-RPC record whose metadata.namespace is not a namespace its key lies beneath
+    (another meaning of the word, or no string) reads in the namespace before its key's
+    last "/": that namespace's list shows it and its clear deletes it."""
+    app = uid("app")
+    rpc(url, "memory/remember", {"records": [
+        {"content": "c1", "key": f"{app}/x/k1", "metadata": {"namespace": "billing"}},
+        {"content": "c2", "key": f"{app}/x/k2", "metadata": {"namespace": 5}},
+    ]})  # fmt: skip
+    for key in ("k1", "k2"):
+        assert rest.read(f"{app}/x", key).json()["namespace"] == f"{app}/x"
+    for params in ({}, {"recursive": "true"}):
+        listed = rest.list(f"{app}/x", **params).json()["entries"]
+        assert sorted(e["key"] for e in listed) == ["k1", "k2"]
+    cleared = rest.request("DELETE", f"{app}/x/entries")
+    assert cleared.headers["X-Deleted-Count"] == "2"
+
+
+def test_a_lone_string_tag_reads_as_the_tag_it_matches(rest: Rest, url: str) -> None:
+    """``tags: "x"`` written over JSON-RPC: the ``tag`` filter matches it, and the entry
+    shows it, so a filtered list never returns an entry without the tag it asked for."""
+    app = uid("app")
+    rpc(url, "memory/remember", {"records": [
+        {"content": "one", "key": f"{app}/s", "metadata": {"tags": "x"}},
+        {"content": "two", "key": f"{app}/n", "metadata": {"tags": 5}},
+    ]})  # fmt: skip
+    (entry,) = rest.list(app, tag="x").json()["entries"]
+    assert (entry["key"], entry["meta"]["tags"]) == ("s", ["x"])
+    assert rest.read(app, "n").json()["meta"]["tags"] == []

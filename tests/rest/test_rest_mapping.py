@@ -241,7 +241,7 @@ def test_reading_a_record_written_over_json_rpc() -> None:
         {
             "content": "Rome",
             "key": "app/user/city",
-            "metadata": {"tags": "not-a-list", "ttl_s": True},
+            "metadata": {"tags": 7, "ttl_s": True},
         },
         "episodic",
         salience=0.0,
@@ -258,6 +258,10 @@ def test_reading_a_record_written_over_json_rpc() -> None:
     assert (entry.meta.tags, entry.meta.ttl_s, entry.meta.confidence) == ([], None, None)
     assert record_to_entry(_record({"content": "x", "key": "flat"})) is None
     assert record_to_entry(_record({"content": "x"})) is None
+    # A lone string is the one tag the tag filter matches in it.
+    lone = record_to_entry(_record({"content": "x", "key": "a/b", "metadata": {"tags": "t"}}))
+    assert lone is not None
+    assert lone.meta.tags == ["t"]
 
 
 @pytest.mark.parametrize(

@@ -231,8 +231,12 @@ def _meta(record: Record, updated_at: datetime | None) -> EntryMeta:
     for name in ("source_agent", "source_framework"):
         if not isinstance(meta.get(name), str):
             meta[name] = None
+    # Tags as the store's tag filter matches them: the strings of a list, or a lone string.
     tags = meta.get("tags")
-    meta["tags"] = [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+    if isinstance(tags, str):
+        meta["tags"] = [tags]
+    else:
+        meta["tags"] = [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
     ttl = meta.get("ttl_s")
     valid_ttl = isinstance(ttl, int) and not isinstance(ttl, bool) and 1 <= ttl <= MAX_TTL_SECONDS
     meta["ttl_s"] = ttl if valid_ttl else None

@@ -162,10 +162,7 @@ def _where(params: QueryParams) -> dict[str, Any] | None:
     raw = params.get("where")
     if raw is None:
         return None
-    try:
-        where = json.loads(raw)
-    except ValueError:
-        raise RestError.invalid_body("where must be a JSON object", field="where") from None
+    where = _parsed(raw, "where", field="where")
     if not isinstance(where, dict):
         raise RestError.invalid_body("where must be a JSON object", field="where")
     return where
@@ -181,13 +178,26 @@ async def read_json(request: Request) -> Any:
     if not body:
         return NO_BODY
     try:
-        payload = json.loads(body.decode("utf-8"), parse_constant=_refuse, parse_float=_finite)
-    except (ValueError, RecursionError) as exc:
+        text = body.decode("utf-8")
+    except ValueError as exc:
         raise RestError.invalid_body(f"malformed JSON: {exc}") from None
-    where = _lone_surrogate(payload, "body")
+    return _parsed(text, "body")
+
+
+def _parsed(text: str, what: str, **data: Any) -> Any:
+    """``text`` as JSON: INVALID_BODY (``data`` naming the field) for malformed JSON, NaN
+    or an infinity, nesting past the parser's depth, or a lone surrogate."""
+    try:
+        value = json.loads(text, parse_constant=_refuse, parse_float=_finite)
+    except (ValueError, RecursionError) as exc:
+        prefix = "" if what == "body" else f"{what}: "
+        raise RestError.invalid_body(f"{prefix}malformed JSON: {exc}", **data) from None
+    where = _lone_surrogate(value, what)
     if where is not None:
-        raise RestError.invalid_body(f"{where} holds a lone surrogate, which is not text in UTF-8")
-    return payload
+        raise RestError.invalid_body(
+            f"{where} holds a lone surrogate, which is not text in UTF-8", **data
+        )
+    return value
 
 
 def _lone_surrogate(value: Any, path: str) -> str | None:

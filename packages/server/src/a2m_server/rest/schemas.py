@@ -91,6 +91,10 @@ class _Narrowing:
         _constrain(self._props(schemas, "DescribeParams", "protocol"), enum=[PROTOCOL_VERSION])
         if "PromptOptions" in schemas:
             self._props(schemas, "PromptOptions", "method")["enum"] = ["template", "none"]
+            # No model is offered, so none may be named (§4.16).
+            model = self._props(schemas, "PromptOptions", "model")
+            model.clear()
+            model.update({"type": "null", "description": "No model is offered here."})
         top_k = self._props(schemas, "QueryRequest", "top_k")
         top_k["maximum"] = min(MAX_TOP_K, limits.max_recall_limit)
         for name in ("ForgetParams", "SummarizeParams"):

@@ -138,14 +138,22 @@ class RestView:
         type_branches: list[RecordFilter] | None = None
         if type_ is not None:
             has_uri, type_branches = self._type_condition(type_)
+        # An entry's namespace is its record's metadata.namespace where that is a string
+        # the key lies beneath, else everything before the key's last "/" (as
+        # split_record_key reads it). Beneath this namespace, a stated namespace the key
+        # lies beneath is this one, one below it, or one of its ancestors: those last are
+        # another namespace's entries (key "a/x/k" stated in "a" is the entry "x/k" of "a").
+        # (Inside any_of, as every condition here: a caller's where fills ``where``.)
+        not_above = {"namespace": {"$nin": ancestors(namespace)}} if "/" in namespace else None
         if recursive:
-            # Every key strictly beneath the namespace has a namespace part beneath it.
-            return base.with_(key_under=namespace, has_uri=has_uri, any_of=type_branches)
+            beneath = RecordFilter(where=not_above, any_of=type_branches)
+            return base.with_(key_under=namespace, has_uri=has_uri, any_of=[beneath])
         exact = [
             # Written over REST: the namespace is stated.
             RecordFilter(key_under=namespace, where={"namespace": namespace}),
-            # Written over JSON-RPC: the namespace is everything before the last "/".
-            RecordFilter(key_child_of=namespace, where={"namespace": None}),
+            # Otherwise the namespace is everything before the last "/": a key one segment
+            # beneath, unless its stated namespace is an ancestor the key lies beneath.
+            RecordFilter(key_child_of=namespace, where=not_above),
         ]
         if type_branches is not None:
             exact = [branch.with_(any_of=type_branches) for branch in exact]
@@ -167,6 +175,12 @@ class RestView:
             RecordFilter(tiers=kinded),
             RecordFilter(where={"tier": [*kindless, None], "type": stated}),
         ]
+
+
+def ancestors(namespace: str) -> list[str]:
+    """The namespaces above ``namespace``, nearest last: ``a/b/c`` → ``a``, ``a/b``."""
+    parts = namespace.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
 
 
 class NoRestAddress(RuntimeError):
