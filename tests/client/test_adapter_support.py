@@ -5,10 +5,14 @@ interface check — against a real server."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import uuid
 from dataclasses import replace
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 
 from a2m import A2MClient, AsyncA2MClient
@@ -25,12 +29,14 @@ from a2m.adapter_support import (
     remember_all,
     remember_whole,
     require_interface,
+    settled,
     transferred_lines,
     transferred_observations,
 )
 from a2m.errors import A2MConnectionError, QuotaExceeded
 from a2m_server.config import LimitsConfig, ServerConfig
 from a2m_server.server import A2MServer
+from a2m_testing import DelayedTransport
 from a2m_testing.servers import MethodLog
 from a2m_testing.transfers import (
     GRANTED_FACT,
@@ -98,6 +104,53 @@ async def test_a_later_refused_call_takes_the_earlier_ones_back(
         assert (await client.timeline()).records == []
         await remember_all(client, layout, _records(5))
         assert len((await client.timeline()).records) == 5
+
+
+@pytest.mark.parametrize("library", ["asyncio", "trio"])
+async def test_a_write_cancelled_between_its_calls_is_finished_then_cancelled(
+    library: str,
+) -> None:
+    """250 records in three calls, the caller cancelled during the second: the write goes
+    on to the third, and only then does the caller see its cancellation, under asyncio's
+    ``Task.cancel`` as under a cancel scope."""
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=100))
+    with A2MServer(config) as server:
+        transport = DelayedTransport(server, delay=0.05)
+
+        async def write_then_cancel() -> None:
+            async with AsyncA2MClient(transport=transport) as client:
+                layout = ServerLayout.of(await client.describe())
+                if library == "asyncio":
+                    task = asyncio.ensure_future(remember_all(client, layout, _records(250)))
+                    await asyncio.sleep(0.08)
+                    task.cancel()
+                    with pytest.raises(asyncio.CancelledError):
+                        await task
+                else:
+                    with anyio.move_on_after(0.08) as scope:
+                        await remember_all(client, layout, _records(250))
+                    assert scope.cancelled_caught
+                assert len((await client.timeline()).records) == 250
+
+        if library == "asyncio":
+            await write_then_cancel()
+        else:
+            in_trio = functools.partial(anyio.run, write_then_cancel, backend="trio")
+            await anyio.to_thread.run_sync(in_trio)
+        assert transport.sent.count("memory/remember") == 3
+
+
+async def test_settled_gives_the_outcome_when_nobody_cancels() -> None:
+    async def answer() -> int:
+        await asyncio.sleep(0)
+        return 42
+
+    async def fail() -> None:
+        raise QuotaExceeded("refused")
+
+    assert await settled(answer()) == 42
+    with pytest.raises(QuotaExceeded):
+        await settled(fail())
 
 
 @pytest.mark.parametrize("flavour", ["sync", "async"])

@@ -123,7 +123,7 @@ class AsyncA2MAdapter:
         if not writes:
             return []
         flow = batch.write_many(self.scope, await self._known(), writes)
-        return await drive_async(flow, self.client)
+        return await drive_async(flow, self.client, settle=True)
 
     async def read(self, key: str, *, namespace: str | None = None) -> Entry | None:
         """The entry at ``key`` in this namespace (or ``namespace``), or ``None``: one

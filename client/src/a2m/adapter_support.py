@@ -25,7 +25,7 @@ from a2m_types import DescribeResult, Record
 from ._adapter_batch import remember_whole
 from ._adapter_core import as_written
 from ._adapter_owners import Caller, best_per_key
-from ._adapter_steps import Flow, Step, call, drive, drive_async
+from ._adapter_steps import Flow, Step, call, drive, drive_async, settled
 from ._adapter_transfers import (
     TRANSFERRED_HEADER,
     continued,
@@ -57,6 +57,7 @@ __all__ = [
     "remember_all",
     "remember_whole",
     "require_interface",
+    "settled",
     "transferred_lines",
     "transferred_observations",
 ]
@@ -242,7 +243,8 @@ async def remember_all(
     """Write ``records`` (each with a fresh ``id`` of its own) in one ``memory/remember``
     per ``max_records_per_call``; if a later call fails, take back what the earlier ones
     wrote, so a failed write leaves nothing half-written (:func:`remember_whole` with
-    ``fresh``)."""
+    ``fresh``). A caller cancelled meanwhile is cancelled once the write is whole
+    (:func:`settled`)."""
     flow = remember_whole(
         records,
         per_call=layout.max_records_per_call,
@@ -250,7 +252,7 @@ async def remember_all(
         capabilities=layout.capabilities,
         fresh=True,
     )
-    await drive_async(flow, client)
+    await drive_async(flow, client, settle=True)
 
 
 def memory_lines(records: Sequence[Record], header: str | None = None) -> str:

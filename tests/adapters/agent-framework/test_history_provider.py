@@ -4,17 +4,30 @@ work as they do on every HistoryProvider, and bad messages are refused before wr
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_framework import Agent, Content, InMemoryHistoryProvider, Message, tool
+from agent_framework import (
+    Agent,
+    Content,
+    FileHistoryProvider,
+    HistoryProvider,
+    InMemoryHistoryProvider,
+    Message,
+    tool,
+)
 from maf_fake_client import ScriptedChatClient, calls, said
 
 from a2m import AsyncA2MClient
 from a2m.errors import InvalidParams, QuotaExceeded
 from a2m_agent_framework import A2MHistoryProvider
+from a2m_server import A2MServer
 from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_testing import DelayedTransport
 
 # Each test runs on both stores (SQLite and PostgreSQL).
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
@@ -213,6 +226,31 @@ async def test_a_failed_save_writes_nothing(a2m_http_server_factory: Any) -> Non
         with pytest.raises(QuotaExceeded):
             await provider.save_messages("s-atomic", messages)
         assert await provider.get_messages("s-atomic") == []
+
+
+@pytest.mark.parametrize("backend", ["FileHistoryProvider", "A2MHistoryProvider"])
+async def test_a_save_cancelled_midway_is_finished_then_cancelled(
+    backend: str, tmp_path: Path
+) -> None:
+    """The framework's FileHistoryProvider finishes a save it began when the caller is
+    cancelled; A2MHistoryProvider's three calls go to their end the same way, where
+    cancelling between two left the first batch alone stored."""
+    messages = [Message(role="user", contents=[f"m{n}"]) for n in range(250)]
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=100))
+    with A2MServer(config) as server:
+        async with AsyncA2MClient(transport=DelayedTransport(server, delay=0.05)) as client:
+            provider: HistoryProvider = A2MHistoryProvider(client)
+            if backend == "FileHistoryProvider":
+                with warnings.catch_warnings():  # it says it is experimental
+                    warnings.simplefilter("ignore")
+                    provider = FileHistoryProvider(str(tmp_path))
+            task = asyncio.ensure_future(provider.save_messages("s", messages))
+            # The file's write is one step: cancel it once begun; A2M's in its second call.
+            await asyncio.sleep(0 if backend == "FileHistoryProvider" else 0.08)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert _dicts(await provider.get_messages("s")) == _dicts(messages)
 
 
 async def test_damaged_records_are_skipped_with_a_warning(

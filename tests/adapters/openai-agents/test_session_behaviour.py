@@ -8,12 +8,16 @@ import asyncio
 import logging
 
 import pytest
+from agents import SQLiteSession
+from agents.memory import SessionABC
 from oai_items import every_kind_of_item
 
 from a2m import A2MClient, AsyncA2MClient
 from a2m.errors import A2MConnectionError, InvalidParams, QuotaExceeded
 from a2m_openai_agents import A2MSession, IncompleteHistoryWarning
+from a2m_server import A2MServer
 from a2m_server.config import LimitsConfig, ServerConfig
+from a2m_testing import DelayedTransport
 
 # Each test runs on both stores (SQLite and PostgreSQL).
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("store_backend")]
@@ -59,6 +63,29 @@ async def test_a_failed_add_items_writes_nothing(a2m_http_server_factory) -> Non
         with pytest.raises(QuotaExceeded):
             await session.add_items(items)  # the first call of two was written, then taken back
         assert await session.get_items() == [{"role": "user", "content": "kept"}]
+
+
+@pytest.mark.parametrize("backend", ["SQLiteSession", "A2MSession"])
+async def test_add_items_cancelled_midway_is_finished_then_cancelled(backend: str) -> None:
+    """The SDK's own sessions finish a write they began when the caller is cancelled
+    (``SQLiteSession``); A2MSession's three calls go to their end the same way, where
+    cancelling between two left the first batch alone stored."""
+    items = [{"role": "user", "content": f"m{n}"} for n in range(250)]
+    config = ServerConfig(limits=LimitsConfig(max_records_per_call=100))
+    with A2MServer(config) as server:
+        transport = DelayedTransport(server, delay=0.05)
+        async with AsyncA2MClient(transport=transport) as client:
+            session: SessionABC = (
+                SQLiteSession("cancelled") if backend == "SQLiteSession"
+                else A2MSession("cancelled", client)
+            )  # fmt: skip
+            task = asyncio.ensure_future(session.add_items(items))  # type: ignore[arg-type]
+            # SQLite's write is one step: cancel it once begun; A2M's during its second call.
+            await asyncio.sleep(0 if backend == "SQLiteSession" else 0.08)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert await session.get_items() == items
 
 
 @pytest.mark.parametrize(

@@ -133,7 +133,7 @@ class A2MTranscript:
             per_read=layout.max_recall_limit,
             capabilities=layout.capabilities,
         )
-        await drive_async(flow, client)
+        await drive_async(flow, client, settle=True)
         return len(records)
 
     async def stream(self, run: AsyncIterator[Item]) -> AsyncIterator[Item]:

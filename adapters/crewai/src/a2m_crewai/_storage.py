@@ -368,7 +368,7 @@ class A2MStorage:
         layout = await self._aknown(client)
         inputs = self._inputs(records, layout)
         try:
-            await drive_async(self._save_flow(layout, inputs), client)
+            await drive_async(self._save_flow(layout, inputs), client, settle=True)
         except EmbeddingMismatch as exc:
             raise dimension_error(exc) from exc
 

@@ -215,7 +215,7 @@ class A2MChatMessageHistory(BaseChatMessageHistory):
             texts = embeddable(messages)
             found = await self.embeddings.aembed_documents(texts) if texts else []
             vectors = message_vectors(messages, found)
-        await drive_async(self._write(messages, layout, vectors), client)
+        await drive_async(self._write(messages, layout, vectors), client, settle=True)
 
     def _write(
         self,

@@ -221,7 +221,7 @@ class KnowledgeGraph:
             capabilities=layout.capabilities,
             fresh=True,  # only names, observations and relations found absent are written
         )
-        await drive_async(flow, self.client)
+        await drive_async(flow, self.client, settle=True)
 
     async def _records(
         self, key_prefix: str, where: Mapping[str, Any] | None = None

@@ -19,6 +19,7 @@ from .assertions import (  # noqa: E402
     matching_records,
 )
 from .bindings import BINDINGS, Binding, open_client  # noqa: E402
+from .latency import DelayedTransport  # noqa: E402
 from .mock_http import DEFAULT_URL, InProcessHTTP, route_to_server  # noqa: E402
 from .servers import Servers, serve_http, stdio_command  # noqa: E402
 
@@ -26,6 +27,7 @@ __all__ = [
     "BINDINGS",
     "DEFAULT_URL",
     "Binding",
+    "DelayedTransport",
     "InProcessHTTP",
     "Servers",
     "assert_not_remembered",

@@ -21,6 +21,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from a2m import A2MClient, AsyncA2MClient
+from a2m.adapter_support import settled
 from a2m_types.rest import validate_namespace
 
 from ._effects import Call, Plan, adrive, drive
@@ -115,6 +116,12 @@ class A2MSaver(BaseCheckpointSaver[str]):
             return await asyncio.to_thread(drive, plan, self.client, None)
         self._loop = asyncio.get_running_loop()
         return await self._arun_native(plan)
+
+    async def _awrite(self, plan: Plan[T]) -> T:
+        """:meth:`_arun` for a write: run to its end even if the caller is cancelled
+        meanwhile (then raised), so no write of several calls is left half-done, as
+        ``AsyncPostgresSaver``'s one transaction never is."""
+        return await settled(self._arun(plan))
 
     def _arun_native(self, plan: Plan[T]) -> Coroutine[Any, Any, T]:
         assert isinstance(self.client, AsyncA2MClient)
@@ -223,7 +230,9 @@ class A2MSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """:meth:`put`'s twin."""
-        return await self._arun(plan_put(config, checkpoint, metadata, new_versions, self.settings))
+        return await self._awrite(
+            plan_put(config, checkpoint, metadata, new_versions, self.settings)
+        )
 
     async def aput_writes(
         self,
@@ -233,7 +242,7 @@ class A2MSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """:meth:`put_writes`'s twin."""
-        await self._arun(plan_put_writes(config, writes, task_id, task_path, self.settings))
+        await self._awrite(plan_put_writes(config, writes, task_id, task_path, self.settings))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """:meth:`delete_thread`'s twin."""
@@ -241,15 +250,15 @@ class A2MSaver(BaseCheckpointSaver[str]):
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """:meth:`delete_for_runs`'s twin."""
-        await self._arun(plan_delete_for_runs(run_ids, self.settings))
+        await self._awrite(plan_delete_for_runs(run_ids, self.settings))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """:meth:`copy_thread`'s twin."""
-        await self._arun(plan_copy_thread(source_thread_id, target_thread_id, self.settings))
+        await self._awrite(plan_copy_thread(source_thread_id, target_thread_id, self.settings))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """:meth:`prune`'s twin."""
-        await self._arun(plan_prune(thread_ids, strategy, self.settings))
+        await self._awrite(plan_prune(thread_ids, strategy, self.settings))
 
     async def aclose_thread(self, thread_id: str) -> None:
         """:meth:`close_thread`'s twin."""

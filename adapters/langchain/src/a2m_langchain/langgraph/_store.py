@@ -14,6 +14,7 @@ from langgraph.store.base import (
     BaseStore,
     IndexConfig,
     Op,
+    PutOp,
     Result,
     TTLConfig,
     ensure_embeddings,
@@ -21,6 +22,7 @@ from langgraph.store.base import (
 )
 
 from a2m import A2MClient, A2MProtocolError, AsyncA2MClient, PayloadTooLargeError
+from a2m.adapter_support import settled
 from a2m_types.rest import validate_namespace
 
 from ._effects import Layout, adrive, drive
@@ -204,7 +206,9 @@ class AsyncA2MStore(BaseStore):
                     description = self.client.description or await self.client.describe()
                     settings.layout = Layout.of(description)
         plan = plan_batch(ops, settings, checked=True)  # abatch checked each op
-        return await adrive(plan, self.client, self.embeddings)
+        run = adrive(plan, self.client, self.embeddings)
+        # A batch that writes runs to its end even if its caller is cancelled meanwhile.
+        return await (settled(run) if any(isinstance(op, PutOp) for op in ops) else run)
 
     async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> None:
         """What ``AsyncPostgresStore.start_ttl_sweeper`` starts, the server runs already:
