@@ -47,6 +47,12 @@ def _script() -> list[Message]:
     ]
 
 
+def _with_properties(properties: dict[str, Any]) -> Content:
+    content = Content.from_text("x")
+    content.additional_properties = properties
+    return content
+
+
 def _dicts(messages: list[Message]) -> list[dict[str, Any]]:
     return [message.to_dict() for message in messages]
 
@@ -205,8 +211,21 @@ async def test_load_messages_off_gives_the_model_what_in_memory_history_gives(
         calls("f", {"raw": b"bytes"}, call_id="c"),
         calls("f", {"tags": {"a", "b"}}, call_id="c"),
         "not a message",
+        Message(role="user", contents=["x"], additional_properties={"raw": b"zz"}),
+        Message(role="user", contents=["x"], additional_properties={"d": {"s": {1, 2}}}),
+        Message(role="user", contents=["x"], additional_properties={"l": [1, (2, 3)]}),
+        Message(role="user", contents=[_with_properties({"raw": b"x"})]),
     ],
-    ids=["nan", "bytes", "set", "str"],
+    ids=[
+        "nan",
+        "bytes",
+        "set",
+        "str",
+        "message-bytes",
+        "nested-set",
+        "list-tuple",
+        "content-bytes",
+    ],
 )
 async def test_bad_messages_are_refused_and_nothing_written(
     a2m_async_client: AsyncA2MClient, bad: Any

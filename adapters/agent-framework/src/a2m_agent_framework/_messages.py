@@ -81,8 +81,53 @@ def checked_messages(messages: Sequence[Any]) -> list[tuple[Message, dict[str, A
             check_json_value(serialized, f"messages[{index}]")
         except JSONValueError as exc:
             raise InvalidParams(f"{exc}; nothing was written", data={"path": exc.path}) from None
+        _refuse_dropped(message, serialized, f"messages[{index}]")
         checked.append((message, serialized))
     return checked
+
+
+def _refuse_dropped(message: Message, serialized: Mapping[str, Any], path: str) -> None:
+    """InvalidParams where ``to_dict()`` left out part of an ``additional_properties`` (of
+    the message or of a content): bytes, a set or a tuple there vanish without a word."""
+    pairs = [(message.additional_properties, serialized.get("additional_properties"), path)]
+    written = serialized.get("contents") or []
+    for number, content in enumerate(message.contents):
+        kept = written[number] if number < len(written) else {}
+        place = f"{path}.contents[{number}]"
+        pairs.append((content.additional_properties, kept.get("additional_properties"), place))
+    for original, kept, place in pairs:
+        lost = _dropped(original or {}, kept or {}, f"{place}.additional_properties")
+        if lost is not None:
+            raise InvalidParams(
+                f"{lost} cannot be stored: Message.to_dict() leaves it out (bytes, a set or a "
+                "tuple are not JSON); nothing was written",
+                data={"path": lost},
+            )
+
+
+def _dropped(original: Any, kept: Any, path: str) -> str | None:
+    """Where ``kept`` (``to_dict()``'s output) lacks part of ``original``: a key, or an item
+    of a list; ``None`` when nothing went. A value it turned into text (a datetime) stays."""
+    if isinstance(original, Mapping):
+        if not isinstance(kept, Mapping):
+            return path
+        for key, value in original.items():
+            if key not in kept:
+                return f"{path}[{key!r}]"
+            inner = _dropped(value, kept[key], f"{path}[{key!r}]")
+            if inner is not None:
+                return inner
+        return None
+    if isinstance(original, (tuple, set, frozenset, bytes, bytearray)):
+        return path
+    if isinstance(original, list):
+        if not isinstance(kept, list) or len(kept) != len(original):
+            return path
+        for number, (value, held) in enumerate(zip(original, kept, strict=True)):
+            inner = _dropped(value, held, f"{path}[{number}]")
+            if inner is not None:
+                return inner
+    return None
 
 
 def _arguments(value: Any) -> str:
