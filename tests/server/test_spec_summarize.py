@@ -3,10 +3,13 @@ is not an error, the summary is an ordinary record, and a key is replaced."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
-from spec_support import Peer, rpc_error, timeline_ids, uid
+from spec_support import Peer, PeerFactory, rpc_error, timeline_ids, uid
+
+from a2m_server.config import LimitsConfig, ServerConfig
 
 FACTS = [
     "The staging database is rebuilt every Sunday night.",
@@ -109,3 +112,17 @@ def test_4_15_limit_bounds_the_sources_read(peer: Peer) -> None:
     tag, _ = _sources(peer)
     result = peer.call("memory/summarize", {"where": {"tag": tag}, "limit": 2})
     assert result["read"] <= 2
+
+
+@pytest.mark.spec("4.15")
+def test_4_15_a_summary_never_passes_the_content_limit(
+    binding: str, make_peer: PeerFactory
+) -> None:
+    """The summary is a record this server would accept from a caller: within
+    ``max_content_length``, however many sentences would otherwise fit its 1,200."""
+    limit = 120
+    peer = make_peer(binding, ServerConfig(limits=LimitsConfig(max_content_length=limit)))
+    tag, _ = _sources(peer)
+    (summary,) = peer.call("memory/summarize", {"where": {"tag": tag}})["records"]
+    assert 0 < len(summary["content"]) <= limit
+    assert set(re.split(r"(?<=\.) ", summary["content"])) <= set(FACTS)  # whole sentences

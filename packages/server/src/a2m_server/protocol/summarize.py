@@ -72,7 +72,10 @@ def summarize(proto: Protocol, ctx: CallContext, params: SummarizeParams) -> dic
         else:
             sources = reader.select(selector, order="created_desc", limit=limit)
             sources.reverse()
-    text = extract_summary([(r.id, r.content) for r in sources])
+    # Never longer than a record this server accepts (a sentence of a source fits: its
+    # source did).
+    longest = min(1200, proto.config.limits.max_content_length)
+    text = extract_summary([(r.id, r.content) for r in sources], max_chars=longest)
     if text is None:
         return {"records": [], "read": len(sources), "written": 0}
     caps = ctx.capabilities
