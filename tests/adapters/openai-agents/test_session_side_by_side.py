@@ -45,15 +45,16 @@ async def _script(session: Any) -> list[Any]:
     return seen
 
 
+@pytest.mark.parametrize("session_id", ["s1", ""], ids=["named", "empty"])
 async def test_every_call_answers_as_sqlite_session_does(
-    a2m_async_client: AsyncA2MClient,
+    a2m_async_client: AsyncA2MClient, session_id: str
 ) -> None:
-    reference = SQLiteSession("s1")
+    reference = SQLiteSession(session_id)
     try:
         expected = await _script(reference)
     finally:
         reference.close()
-    ours = await _script(A2MSession("s1", a2m_async_client, agent="assistant"))
+    ours = await _script(A2MSession(session_id, a2m_async_client, agent="assistant"))
     assert ours == expected
     assert ours[3] == every_kind_of_item()  # every item came back equal, in order
 

@@ -82,8 +82,8 @@ class A2MSession(SessionABC):
         session_settings: SessionSettings | dict[str, Any] | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
-        if not isinstance(session_id, str) or not session_id:
-            raise ValueError("session_id must be a non-empty string")
+        if not isinstance(session_id, str):
+            raise TypeError(f"session_id must be a string, not {type(session_id).__name__}")
         self.session_id = session_id
         self.session_settings = (
             coerce_session_settings(session_settings)
