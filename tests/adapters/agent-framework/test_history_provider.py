@@ -272,6 +272,22 @@ async def test_a_save_cancelled_midway_is_finished_then_cancelled(
             assert _dicts(await provider.get_messages("s")) == _dicts(messages)
 
 
+@pytest.mark.parametrize("backend", ["FileHistoryProvider", "A2MHistoryProvider"])
+async def test_concurrent_saves_of_one_exchange_store_it_once(
+    backend: str, tmp_path: Path, a2m_async_client: AsyncA2MClient
+) -> None:
+    """Five saves of the same exchange at once, as FileHistoryProvider's lock makes them:
+    each sees what the earlier ones stored and adds nothing again."""
+    exchange = [Message(role="user", contents=["hello"]), said("hi there")]
+    provider: HistoryProvider = A2MHistoryProvider(a2m_async_client)
+    if backend == "FileHistoryProvider":
+        with warnings.catch_warnings():  # it says it is experimental
+            warnings.simplefilter("ignore")
+            provider = FileHistoryProvider(str(tmp_path))
+    await asyncio.gather(*(provider.save_messages("s-busy", exchange) for _ in range(5)))
+    assert _dicts(await provider.get_messages("s-busy")) == _dicts(exchange)
+
+
 async def test_damaged_records_are_skipped_with_a_warning(
     a2m_async_client: AsyncA2MClient, caplog: pytest.LogCaptureFixture
 ) -> None:

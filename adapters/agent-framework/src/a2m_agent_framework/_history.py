@@ -3,7 +3,9 @@ conversation per session, each message a record other frameworks can read."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,6 +93,11 @@ class A2MHistoryProvider(HistoryProvider):
         )
         self.provenance = Provenance(checked_namespace(namespace), agent)
         self._source = ClientSource(client, url=url, token=token, timeout=timeout)
+        # One save at a time per session and event loop, as FileHistoryProvider locks its
+        # file: a second save then sees the first's messages and adds only what is new.
+        self._saving: weakref.WeakValueDictionary[tuple[int, str], asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
 
     @property
     def namespace(self) -> str:
@@ -125,6 +132,17 @@ class A2MHistoryProvider(HistoryProvider):
         if not checked:
             return
         session = session_id or NO_SESSION
+        async with self._lock_for(session):
+            await self._save(session, checked)
+
+    def _lock_for(self, session: str) -> asyncio.Lock:
+        key = (id(asyncio.get_running_loop()), session)
+        lock = self._saving.get(key)
+        if lock is None:
+            lock = self._saving[key] = asyncio.Lock()
+        return lock
+
+    async def _save(self, session: str, checked: list[tuple[Message, dict[str, Any]]]) -> None:
         client, layout = await self._open()
         tail_size = min(len(checked), layout.max_recall_limit)
         where = self.provenance.where(session, sessions=layout.supports("sessions"))
