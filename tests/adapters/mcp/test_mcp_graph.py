@@ -312,5 +312,32 @@ async def test_a_relation_stored_under_an_earlier_releases_key_is_deleted(
             assert sorted(stored, key=str) == sorted(
                 [{"from": "A", "to": "z", "relationType": "x\x00y"}, kept], key=str
             )
-            await graph.delete_relations([{"from": "A", "to": "z", "relationType": "x\x00y"}])
+            old_relation = {"from": "A", "to": "z", "relationType": "x\x00y"}
+            assert await graph.create_relations([old_relation]) == []  # present already
+            await graph.delete_relations([old_relation])
             assert (await graph.read_graph())["relations"] == [kept]
+
+
+async def test_a_write_checks_only_the_facts_it_names() -> None:
+    """Adding one relation or observation to an entity holding 1,200 of each costs one
+    existence check however many it holds (it read every one of them, a timeline per
+    1,000), then the write."""
+    with A2MServer() as server:
+        transport = CountingTransport(server)
+        async with AsyncA2MClient(transport=transport) as client:
+            graph = KnowledgeGraph(client, "g")
+            many = [f"fact {n}" for n in range(1200)]
+            await graph.create_entities([{"name": "hub", "entityType": "t", "observations": many}])
+            await graph.create_relations(
+                [{"from": "hub", "to": f"n{n}", "relationType": "r"} for n in range(1200)]
+            )
+            transport.sent.clear()
+            new = {"from": "hub", "to": "n0", "relationType": "new"}
+            assert await graph.create_relations([new, {**new, "relationType": "r"}]) == [new]
+            assert transport.sent == ["memory/timeline", "memory/remember"]
+            transport.sent.clear()
+            added = await graph.add_observations(
+                [{"entityName": "hub", "contents": ["fact 7", "a new fact"]}]
+            )
+            assert added == [{"entityName": "hub", "addedObservations": ["a new fact"]}]
+            assert transport.sent == ["memory/timeline"] * 2 + ["memory/remember"]

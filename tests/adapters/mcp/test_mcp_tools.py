@@ -12,7 +12,7 @@ from mcp_kit import CONFIG, text
 
 from a2m import AsyncA2MClient
 from a2m_mcp import MemoryConfig, build_server
-from a2m_server.config import ObservationsConfig, ServerConfig
+from a2m_server.config import LimitsConfig, ObservationsConfig, ServerConfig
 from a2m_server.server import A2MServer
 
 # Each test runs on both stores (SQLite and PostgreSQL).
@@ -180,6 +180,35 @@ async def test_forget_leaves_the_knowledge_graph_to_its_own_tools(
     assert read["entities"] == [robot]
 
 
+async def test_forget_by_more_ids_than_one_timeline_returns_still_spares_the_graph() -> None:
+    """The check of which ids are graph records reads them all, whatever the server's
+    ``max_recall_limit``: one timeline returning only the newest five let the older
+    entities' records be deleted, their observations left behind."""
+    tenant = ObservationsConfig(org="acme", project="billing")
+    config = ServerConfig(limits=LimitsConfig(max_recall_limit=5), observations=tenant)
+    with A2MServer(config) as store:
+        async with (
+            AsyncA2MClient.in_process(store) as a2m,
+            Client(build_server(a2m, CONFIG)) as mcp,
+        ):
+            entities = [{"name": f"e{n}", "entityType": "t", "observations": []} for n in range(12)]
+            await call(mcp, "create_entities", entities=entities)
+            await call(mcp, "remember", content="a plain note", key="note")
+            (note,) = (await a2m.timeline(key_prefix="mcp/note")).records
+            ids, cursor = [note.id], ""
+            while cursor is not None:  # every graph record, five at a time
+                page = await a2m.timeline(key_prefix="mcp/graph", limit=5, cursor=cursor)
+                ids += [r.id for r in page.records]
+                cursor = page.next_cursor if page.records else None
+            assert len(ids) == 13
+            forgot = await call(mcp, "forget", ids=ids)
+            assert forgot.structured_content["forgotten"] == 1  # the note alone
+            read = (await call(mcp, "read_graph")).structured_content
+            assert sorted(e["name"] for e in read["entities"]) == sorted(
+                e["name"] for e in entities
+            )
+
+
 async def test_relations_whose_parts_hold_nul_are_kept_apart(mcp: Client) -> None:
     """``(A, "x\\0y", z)`` and ``(A, "x", "y\\0z")`` are two relations, as upstream
     keeps them; joining the parts with NUL gave them one key, the second replacing the
@@ -307,6 +336,19 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("recall", {"query": "x", "limit": 0}, "limit"),
     ("recall", {"query": "x", "limit": "ten"}, "limit"),
     ("recall", {"query": "x", "filters": {"tags": [1]}}, "filters.tags"),
+    ("recall", {"query": "x", "filters": {"tags": 5}}, "filters.tags"),
+    ("recall", {"query": "x", "filters": {"tags": {"a": 1}}}, "filters.tags"),
+    ("remember", {"content": "x", "key": "graph/entities/forged"}, "knowledge graph"),
+    (
+        "create_entities",
+        {"entities": [{"name": "bad\ud800", "entityType": "t", "observations": []}]},
+        "lone surrogate",
+    ),
+    (
+        "create_relations",
+        {"relations": [{"from": "A", "to": "B", "relationType": "r\udfff"}]},
+        "lone surrogate",
+    ),
     ("fetch", {"key": ""}, "key"),
     ("timeline", {"cursor": "not-a-cursor"}, "cursor"),
     ("forget", {}, "ids, a key, or a query"),

@@ -12,8 +12,10 @@ framework: the content is a sentence (``Alice (person)``, ``Alice: drinks tea``,
 ``kg_entity``, ``kg_type``, ``kg_observation``, ``kg_from``, ``kg_to``, ``kg_relation``).
 
 A2M calls per tool: ``create_entities`` 2 (one existence check, one batch write; with at
-most :data:`FEW_NAMES` names, the check is one call per name); ``create_relations`` and
-``add_observations`` the same (``add_observations``: two checks); ``delete_entities`` 4;
+most :data:`FEW_NAMES` names, the check is one call per name); ``create_relations`` 2 (the
+check looks up the relations named, by key, one call per ``max_recall_limit`` of them,
+however many their entities hold); ``add_observations`` 3 (the entities, as
+``create_entities`` checks them, then the observations named, by key, as relations are); ``delete_entities`` 4;
 ``delete_observations`` and ``delete_relations`` 1 per :data:`DELETIONS_PER_CALL` items
 where the server runs ``$or`` (else 1 per item); ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll,
 and one ``memory/timeline`` reading the records written since the last call (the first
@@ -306,9 +308,15 @@ class KnowledgeGraph:
     async def create_relations(self, relations: Sequence[Relation]) -> list[Relation]:
         """Add the relations not already present; the ones added, in the order given.
         Like upstream, the entities they name need not exist."""
-        sources = [item["from"] for item in relations]
+        triples = list(dict.fromkeys((r["from"], r["relationType"], r["to"]) for r in relations))
+        keys = {triple: self._relation_keys(*triple) for triple in triples}
+        present = await self._present([key for held in keys.values() for key in held])
+        # A record at a relation's key is that relation, but a legacy key may be another's
+        # (the ambiguity it was replaced for): there, the record says which it is.
         existing = {
-            (r["from"], r["relationType"], r["to"]) for r in await self._relations_from(sources)
+            triple
+            for triple, held in keys.items()
+            if any(_says(record, triple) for key in held for record in present.get(key, ()))
         }
         added: list[Relation] = []
         records: list[dict[str, Any]] = []
@@ -332,17 +340,18 @@ class KnowledgeGraph:
         for name in names:
             if name not in existing:
                 raise EntityNotFound(f"Entity with name {name} not found")
-        present = await self._observations_of(names)
+        facts = [(str(o["entityName"]), str(text)) for o in observations for text in o["contents"]]
+        present = await self._present([self.observation_key(*fact) for fact in facts])
+        known = {fact for fact in facts if self.observation_key(*fact) in present}
         results: list[ObservationAdded] = []
         records: list[dict[str, Any]] = []
         for item in observations:
             name = str(item["entityName"])
-            known = present.setdefault(name, [])
             added: list[str] = []
             for text in item["contents"]:
-                if text in known:
+                if (name, text) in known:
                     continue
-                known.append(text)
+                known.add((name, text))
                 added.append(text)
                 records.append(self._observation_record(name, text))
             results.append({"entityName": name, "addedObservations": added})
@@ -501,32 +510,39 @@ class KnowledgeGraph:
 
     # --- reads the writes need -------------------------------------------------------
 
-    async def _relations_from(self, sources: Sequence[str]) -> list[Relation]:
-        wanted = sorted(set(sources))
-        if not wanted:
-            return []
-        records = await self._by_name(
-            wanted, lambda name: f"{self.prefix}/relations/{digest(name)}", "relations", "kg_from"
-        )
-        return [
-            relation(
-                str((r.metadata or {})["kg_from"]),
-                str((r.metadata or {})["kg_relation"]),
-                str((r.metadata or {})["kg_to"]),
-            )
-            for r in records
-        ]
+    def _relation_keys(self, source: str, relation_type: str, target: str) -> list[str]:
+        """The keys a relation may be stored at: its own, and, for parts holding NUL, the
+        key releases before the length-prefixed digest gave it."""
+        keys = [self.relation_key(source, relation_type, target)]
+        if "\x00" in relation_type + target:
+            legacy = hashlib.sha256()
+            for part in (relation_type, target):
+                legacy.update(part.encode("utf-8") + b"\x00")
+            keys.append(f"{self.prefix}/relations/{digest(source)}/{legacy.hexdigest()[:32]}")
+        return keys
 
-    async def _observations_of(self, names: Sequence[str]) -> dict[str, list[str]]:
-        wanted = sorted(set(names))
-        if not wanted:
-            return {}
-        records = await self._by_name(wanted, self.observations_prefix, "observations", "kg_entity")
-        present: dict[str, list[str]] = {}
-        for record in records:
-            meta = record.metadata or {}
-            present.setdefault(str(meta["kg_entity"]), []).append(str(meta["kg_observation"]))
-        return present
+    async def _present(self, keys: Sequence[str]) -> dict[str, list[Record]]:
+        """The records this caller reads at ``keys``: the facts a write names, looked up by
+        their own keys (one ``memory/timeline`` per ``max_recall_limit`` keys), however many
+        facts their entities already hold."""
+        wanted = list(dict.fromkeys(keys))
+        step = (await self._layout()).max_recall_limit
+        found: dict[str, list[Record]] = {}
+        for start in range(0, len(wanted), step):
+            chunk = wanted[start : start + step]
+            page = await self.client.timeline(
+                key_prefix=self.prefix, where={"key": chunk}, limit=step
+            )
+            for record in page.records:
+                if record.key is not None:
+                    found.setdefault(record.key, []).append(record)
+        return found
+
+
+def _says(record: Record, triple: tuple[str, str, str]) -> bool:
+    """Whether ``record`` holds the relation ``triple`` (from, type, to)."""
+    meta = record.metadata or {}
+    return (meta.get("kg_from"), meta.get("kg_relation"), meta.get("kg_to")) == triple
 
 
 @dataclass

@@ -230,6 +230,12 @@ def build_server(
             raise ToolError(str(error)) from None
         except A2MError as error:
             raise tool_error(error) from None
+        except UnicodeEncodeError as error:  # a name's digest: checked before any write
+            bad = error.object[error.start : error.end]
+            raise ToolError(
+                f"names, types, observations and relation types must be text: {bad!r} is a "
+                "lone surrogate, which UTF-8 cannot hold; nothing was written"
+            ) from None
 
     @server.tool(
         title="Create Entities",

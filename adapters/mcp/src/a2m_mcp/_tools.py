@@ -153,6 +153,11 @@ class A2MTools:
         if not content.strip():
             raise ToolError("content must not be empty")
         full_key = self._key(key) if key is not None else self._key(f"memories/{uuid.uuid4().hex}")
+        if self._in_graph(full_key):
+            raise ToolError(
+                f"keys under {self.config.graph!r} hold the knowledge graph, which changes "
+                "only through its own tools (create_entities, add_observations…)"
+            )
         record = self._record(content, full_key, self._stamped(metadata, tags), tier)
         try:
             result = await self.client.remember([record])
@@ -168,6 +173,8 @@ class A2MTools:
             raise ToolError("query must not be empty")
         where = dict(filters or {})
         wanted = where.pop("tags", None)
+        if wanted is not None and not isinstance(wanted, (str, list)):
+            raise ToolError("filters.tags must be a tag or a list of tags")
         tags = [wanted] if isinstance(wanted, str) else list(wanted or [])
         if not all(isinstance(tag, str) for tag in tags):
             raise ToolError("filters.tags must be a tag or a list of tags")
@@ -253,11 +260,19 @@ class A2MTools:
                     selected.append(record.id)
             if ids:
                 # The knowledge graph changes only through its own tools, which keep an
-                # entity, its observations and its relations together.
-                graph = await self.client.timeline(
-                    where={"id": list(dict.fromkeys(ids))}, key_prefix=self.config.graph
-                )
-                held = {r.id for r in graph.records if self._in_graph(r.key)}
+                # entity, its observations and its relations together: which of the ids
+                # are its records, one timeline per max_recall_limit ids (a timeline
+                # returns no more than that).
+                wanted = list(dict.fromkeys(ids))
+                step = await self._capped(len(wanted))
+                held: set[str] = set()
+                for start in range(0, len(wanted), step):
+                    graph = await self.client.timeline(
+                        where={"id": wanted[start : start + step]},
+                        key_prefix=self.config.graph,
+                        limit=step,
+                    )
+                    held.update(r.id for r in graph.records if self._in_graph(r.key))
                 selected = [i for i in selected if i not in held]
             forgotten = 0
             if selected:
