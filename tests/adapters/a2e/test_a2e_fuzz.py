@@ -104,6 +104,8 @@ def test_random_entries_are_refused_one_by_one(fuzzed: tuple[Host, str], raw: li
         {"type": "memory/init/req", "namespace": "ns", "scope": []},
         {"type": "memory/init/req", "namespace": "ns", "version": "2.0"},
         {"type": "memory/init/req", "namespace": "ns", "ts": "yesterday"},
+        {"type": "memory/init/req", "namespace": "ns", "ts": float("nan")},
+        {"type": "memory/init/req", "namespace": "ns", "ts": float("inf")},
         {"type": "memory/init/req", "namespace": "ns", "id": 12},
         {"type": "memory/store/req"},  # no memory_id
         {"type": "memory/retrieve/req", "memory_id": ["x"]},
@@ -136,6 +138,8 @@ def test_wrong_field_types_in_a_live_memory_are_errors(fuzzed: tuple[Host, str])
         {"limit": True},
         {"min_score": "high"},
         {"query": 5},
+        {"query": "\ud800"},
+        {"tags": ["\udfff"]},
     ):
         request = {**new_message("memory/retrieve/req", memory_id=memory), **fields}
         assert must_answer(host, request)["code"] == "invalid_message", fields

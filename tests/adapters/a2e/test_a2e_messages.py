@@ -215,6 +215,26 @@ def test_semantic_writes_need_the_hosts_grant_and_are_shared(cell: tuple[str, Ba
     assert host.retrieve(curator, tags=["x"])["total"] == 2
 
 
+def test_any_granted_writer_forgets_a_semantic_entry(cell: tuple[str, Backend]) -> None:
+    """The semantic tier is the agents' shared knowledge: an entry one granted writer
+    stored, another granted writer forgets (``deleted`` 1), and nobody sees it after."""
+    mode, backend = cell
+    host = backend.host(mode, semantic_writers=["curator", "editor"])
+    curator, editor = host.init("curator"), host.init("editor")
+    host.store(curator, entry({"fact": "sky"}, "blue", tier="semantic"))
+    assert host.forget(editor, keys=[{"fact": "sky"}], tier="semantic")["deleted"] == 1
+    assert host.retrieve(curator, tier="semantic")["total"] == 0
+
+
+def test_text_fields_holding_a_lone_surrogate_are_named(host: Host) -> None:
+    memory = host.init()
+    for fields, named in (({"tags": ["\ud800"]}, "tags"), ({"source": "\ud800"}, "source")):
+        stored = host.store(memory, entry({"k": 1}, "fine", **fields))
+        assert stored["stored"] == []
+        assert stored["errors"][0].startswith("entries[0]: invalid_message:")
+        assert named in stored["errors"][0]
+
+
 def test_quota_of_entries_answers_memory_full_per_entry(cell: tuple[str, Backend]) -> None:
     mode, backend = cell
     from a2m_a2e import HostLimits
@@ -232,6 +252,15 @@ def test_quota_of_entries_answers_memory_full_per_entry(cell: tuple[str, Backend
     assert "200" in big["errors"][0]
     host.forget(memory, keys=[{"n": 2}])
     assert host.store(memory, entry({"n": 3}, 3))["stored"] == [{"n": 3}]
+    # A session's end frees its working entries' places, as does anything the host did
+    # not count (another host, an expiry): a full namespace is counted again first.
+    host.forget(memory, keys=[{"n": 3}])
+    scratch = host.init()
+    assert len(host.store(scratch, entry({"w": 1}, 1, tier="working"))["stored"]) == 1
+    assert host.end_memory(scratch) == 1
+    fresh = host.init()
+    assert host.store(fresh, entry({"n": 4}, 4))["stored"] == [{"n": 4}]
+    assert "memory_full" in host.store(fresh, entry({"n": 5}, 5))["errors"][0]
 
 
 def test_embeddings_are_echoed_only_when_asked(host: Host) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from a2m_types import Record
-from a2m_types.json_values import JSONValueError, check_json_value
+from a2m_types.json_values import JSONValueError, check_json_value, is_utf8_text
 from a2m_types.rest import MAX_TTL_SECONDS, split_record_key
 
 from ._keys import decode_key, encode_key
@@ -99,11 +99,13 @@ def parse_entry(raw: Any, *, max_depth: int, max_entry_bytes: int) -> Entry:
     if tier not in TIERS:
         raise EntryRefused(f"'tier' must be one of {', '.join(TIERS)}")
     tags = raw.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
-        raise EntryRefused("'tags' must be a list of strings")
+    if not isinstance(tags, list) or not all(
+        isinstance(tag, str) and is_utf8_text(tag) for tag in tags
+    ):
+        raise EntryRefused("'tags' must be a list of strings of text (no lone surrogate)")
     source = raw.get("source", "")
-    if not isinstance(source, str):
-        raise EntryRefused("'source' must be a string")
+    if not isinstance(source, str) or not is_utf8_text(source):
+        raise EntryRefused("'source' must be a string of text (no lone surrogate)")
     score = raw.get("score", 1.0)
     if not _number(score) or not 0.0 <= score <= 1.0:
         raise EntryRefused("'score' must be a number from 0.0 to 1.0")

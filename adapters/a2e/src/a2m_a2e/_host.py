@@ -326,16 +326,42 @@ class HostCore:
         records: list[Record],
         errors: list[str],
     ) -> Flow[list[tuple[int, Entry]]]:
-        """The entries within the namespace's quota (``records``: what their keys hold)."""
-        usage = yield from self._usage_of(layout, session.namespace)
+        """The entries within the namespace's quota (``records``: what their keys hold).
+        The namespace's usage is kept from the first count on; an entry it would refuse
+        is refused only after a fresh count, since entries expire, end with their
+        session, or go through another host meanwhile."""
+        namespace = session.namespace
         held = {
             record.key: json_size(entry_of(record, layout.kind_of_tier)["content"])
             for record in records
         }
+        counted = namespace not in self._usage
+        usage = yield from self._usage_of(layout, namespace)
+        fitting, refused = self._fitting(usage, namespace, accepted, held)
+        if refused and not counted:
+            del self._usage[namespace]
+            usage = yield from self._usage_of(layout, namespace)
+            fitting, refused = self._fitting(usage, namespace, accepted, held)
+        errors.extend(refused)
+        for _, entry in fitting:
+            old = held.get(f"{namespace}/{entry.entry_key}")
+            if old is not None:
+                self._pending_old[(namespace, entry.entry_key)] = old
+        return fitting
+
+    def _fitting(
+        self,
+        usage: _Usage,
+        namespace: str,
+        accepted: list[tuple[int, Entry]],
+        held: dict[str | None, int],
+    ) -> tuple[list[tuple[int, Entry]], list[str]]:
+        """(the entries that fit ``usage``, in order; an error for each that does not)."""
         entries, size = usage.entries, usage.bytes
-        fitting = []
+        fitting: list[tuple[int, Entry]] = []
+        refused: list[str] = []
         for index, entry in accepted:
-            old = held.get(f"{session.namespace}/{entry.entry_key}")
+            old = held.get(f"{namespace}/{entry.entry_key}")
             grown_entries = entries + (0 if old is not None else 1)
             grown_bytes = size + entry.size - (old or 0)
             over_entries = self.limits.max_entries is not None and (
@@ -350,16 +376,14 @@ class HostCore:
                     if over_entries
                     else f"{self.limits.max_bytes} bytes"
                 )
-                errors.append(
+                refused.append(
                     f"entries[{index}]: {ErrorCode.MEMORY_FULL}: namespace "
-                    f"{session.namespace!r} is at its quota of {what}"
+                    f"{namespace!r} is at its quota of {what}"
                 )
                 continue
             entries, size = grown_entries, grown_bytes
-            if old is not None:
-                self._pending_old[(session.namespace, entry.entry_key)] = old
             fitting.append((index, entry))
-        return fitting
+        return fitting, refused
 
     # --- reading --------------------------------------------------------------------------
 
@@ -520,9 +544,15 @@ class HostCore:
         doomed = [record for record in found if tags <= set(_tags(record))]
         deleted = 0
         if doomed:
-            result = yield call("forget", [record.id for record in doomed], **owner)
+            # The semantic tier is the agents' shared knowledge: a granted writer forgets
+            # any entry of it, whichever agent wrote it, not its own alone.
+            mine = {} if tier == "semantic" else owner
+            result = yield call("forget", [record.id for record in doomed], **mine)
             deleted = result.forgotten
-            self._uncount(layout, session.namespace, doomed)
+            if deleted == len(doomed):
+                self._uncount(layout, session.namespace, doomed)
+            else:  # some went another way meanwhile: the next quota check counts afresh
+                self._usage.pop(session.namespace, None)
         return new_message(m.FORGET_RESP, req_id=req_id, deleted=deleted)
 
     def _uncount(self, layout: Layout, namespace: str, records: Iterable[Record]) -> None:

@@ -3,9 +3,12 @@ what the host refuses (its limits, and the refusal that becomes a ``memory/error
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from a2m_types.json_values import is_utf8_text
 
 from . import _messages as m
 from ._entries import EntryRefused, check_json
@@ -40,6 +43,9 @@ class Refused(Exception):
         self.message = message
 
 
+_TEXT = " of text (no lone surrogate, which UTF-8 cannot hold)"
+
+
 class Reader:
     """Typed access to a request's fields: a wrong type is an ``invalid_message``."""
 
@@ -56,8 +62,8 @@ class Reader:
 
     def text(self, name: str, default: Any = None) -> str:
         value = self.raw(name, default)
-        if not isinstance(value, str):
-            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be a string")
+        if not isinstance(value, str) or not is_utf8_text(value):
+            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be a string{_TEXT}")
         return value
 
     def object(self, name: str) -> dict[str, Any]:
@@ -68,8 +74,10 @@ class Reader:
 
     def strings(self, name: str) -> list[str]:
         value = self.raw(name, [])
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be a list of strings")
+        if not isinstance(value, list) or not all(
+            isinstance(item, str) and is_utf8_text(item) for item in value
+        ):
+            raise Refused(ErrorCode.INVALID_MESSAGE, f"{name!r} must be a list of strings{_TEXT}")
         return list(dict.fromkeys(value))
 
     def keys(self, name: str) -> list[str]:
@@ -132,6 +140,6 @@ def check_envelope(message: Any) -> str:
     if version.split(".")[0] != "1":
         raise Refused(ErrorCode.UNSUPPORTED_VERSION, f"version {version[:20]!r} is not 1.x")
     ts = message.get("ts", 0.0)
-    if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-        raise Refused(ErrorCode.INVALID_MESSAGE, "'ts' must be a number")
+    if not isinstance(ts, (int, float)) or isinstance(ts, bool) or not math.isfinite(ts):
+        raise Refused(ErrorCode.INVALID_MESSAGE, "'ts' must be a finite number")
     return kind
