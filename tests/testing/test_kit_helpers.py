@@ -168,6 +168,7 @@ def test_the_public_names_are_pinned() -> None:
         "BINDINGS",
         "DEFAULT_URL",
         "Binding",
+        "DelayedTransport",
         "InProcessHTTP",
         "Servers",
         "assert_not_remembered",
