@@ -185,6 +185,30 @@ def test_a_bad_namespace_is_422_on_every_route(
         assert_error(rest.query(namespace, {"query": "q"}), 422, "INVALID_NAMESPACE")
 
 
+@pytest.mark.parametrize("name", ["type", "limit", "offset", "recursive", "where", "cursor"])
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_a_parameter_given_twice_is_400_and_deletes_nothing(
+    rest: Rest, server: A2MServer, name: str, method: str
+) -> None:
+    """``?type=semantic&type=working`` asks two things at once: refused, not one of them
+    taken without a word (a DELETE by the wrong one would delete the wrong entries)."""
+    ns = uid("twice")
+    rest.write(ns, "kept", "semantic", "must survive")
+    values = {
+        "type": ["semantic", "working"],
+        "limit": ["1", "2"],
+        "offset": ["0", "1"],
+        "recursive": ["true", "false"],
+        "where": ["{}", '{"a": 1}'],
+        "cursor": ["", ""],
+    }
+    with unchanged(server):
+        response = rest.request(method, f"{ns}/entries", params=[(name, v) for v in values[name]])
+        body = assert_error(response, 400, "INVALID_BODY")
+    assert body["data"] == {"field": name}
+    assert rest.read(ns, "kept").status_code == 200
+
+
 def test_an_empty_namespace_segment_is_422(rest: Rest) -> None:
     response = rest.http.get(httpx.URL(rest.url).copy_with(raw_path=b"/a2m/v1/a//b/entries"))
     assert_error(response, 422, "INVALID_NAMESPACE")

@@ -109,8 +109,19 @@ def parse_target(path: str) -> Target:
     return Target(kind, namespace)
 
 
+def _one(params: QueryParams, name: str) -> str | None:
+    """The query parameter ``name``, given at most once: a second value would be a second
+    answer to one question, and taking either would drop the other without a word."""
+    values = params.getlist(name)
+    if len(values) > 1:
+        raise RestError.invalid_body(
+            f"{name} is given {len(values)} times; give it once", field=name
+        )
+    return values[0] if values else None
+
+
 def _integer(params: QueryParams, name: str, default: int, low: int, high: int) -> int:
-    raw = params.get(name)
+    raw = _one(params, name)
     if raw is None:
         return default
     try:
@@ -125,7 +136,7 @@ def _integer(params: QueryParams, name: str, default: int, low: int, high: int) 
 
 
 def _boolean(params: QueryParams, name: str) -> bool:
-    raw = params.get(name)
+    raw = _one(params, name)
     if raw is None:
         return False
     value = raw.strip().lower()
@@ -139,7 +150,7 @@ def _boolean(params: QueryParams, name: str) -> bool:
 def list_options(params: QueryParams) -> ListOptions:
     """``type``, repeated ``tag``, ``limit`` (1 to 500), ``offset``, ``recursive``, and the
     additions ``where`` (a JSON object) and ``cursor``."""
-    type_ = params.get("type")
+    type_ = _one(params, "type")
     if type_ is not None and type_ not in MEMORY_TYPES:
         raise RestError(
             "INVALID_TYPE",
@@ -153,13 +164,13 @@ def list_options(params: QueryParams) -> ListOptions:
         offset=_integer(params, "offset", 0, 0, MAX_OFFSET),
         recursive=_boolean(params, "recursive"),
         where=_where(params),
-        cursor=params.get("cursor"),
+        cursor=_one(params, "cursor"),
     )
 
 
 def _where(params: QueryParams) -> dict[str, Any] | None:
     """``where``: a JSON object, as ``memory/timeline`` takes it."""
-    raw = params.get("where")
+    raw = _one(params, "where")
     if raw is None:
         return None
     where = _parsed(raw, "where", field="where")
