@@ -182,3 +182,21 @@ def test_4_16_a_method_or_option_not_offered_is_32602(peer: Peer, method: str, o
     silently substituted (this server offers no ``model``)."""
     assert "model" not in peer.describe()["prompt"]["methods"]
     assert rpc_error(peer, method, {"prompt": option}).code == -32602
+
+
+@pytest.mark.spec("4.16")
+@pytest.mark.parametrize(
+    ("option", "field"),
+    [
+        ({"style": "haiku"}, "prompt.style"),
+        ({"budget": -1}, "prompt.budget"),
+        ({"method": "telepathy"}, "prompt.method"),
+        ("yes", "prompt"),
+    ],
+)
+def test_4_16_a_bad_prompt_names_the_field_at_fault(peer: Peer, option: Any, field: str) -> None:
+    """``prompt`` is a boolean or an options object: the error names the option that is
+    wrong, not "a valid boolean" for an object whose style is unknown."""
+    error = rpc_error(peer, "memory/recall", {"query": "x", "prompt": option})
+    assert error.code == -32602
+    assert error.data["errors"][0]["field"] == field

@@ -53,17 +53,28 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+_UNION_TAGS = frozenset({"bool", "str", "int", "float", "list", "dict", "none"})
+
+
+def _is_union_tag(part: object) -> bool:
+    """Whether a location part names a union's branch (``bool``, ``PromptOptions``,
+    ``list[str]``) rather than a field: every field here is snake_case."""
+    text = str(part)
+    return text in _UNION_TAGS or text[:1].isupper() or "[" in text
+
+
 def _validation_message(method: str, exc: ValidationError) -> ProtocolError:
-    errors: list[dict[str, str]] = []
-    seen: set[str] = set()
+    # A union reports one error per branch; one per field is what a caller needs: the
+    # deepest, which is the branch the value was meant for ({"style": "haiku"} fails in
+    # the options object's style, not as "a valid boolean"), without the branch's name.
+    chosen: dict[str, tuple[int, str, str]] = {}
     for error in exc.errors(include_url=False):
-        field = ".".join(str(part) for part in error["loc"]) or "params"
-        top = field.split(".")[0]
-        # A union reports one error per branch; one per field is what a caller needs.
-        if top in seen and len(errors) >= 1:
-            continue
-        seen.add(top)
-        errors.append({"field": field, "message": str(error["msg"])})
+        loc = error["loc"]
+        top = str(loc[0]) if loc else "params"
+        field = ".".join(str(p) for p in loc if not _is_union_tag(p)) or "params"
+        if top not in chosen or len(loc) > chosen[top][0]:
+            chosen[top] = (len(loc), field, str(error["msg"]))
+    errors = [{"field": field, "message": message} for _, field, message in chosen.values()]
     summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
     return ProtocolError(
         ErrorCode.INVALID_PARAMS, f"invalid params for {method}: {summary}", {"errors": errors}
