@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -429,3 +430,24 @@ def test_4_7_consolidate_promotes_before_it_spills(binding: str, make_peer: Peer
     assert result["counts"] == {"inbox": 0, "journal": 2, "archive": 1}
     tiers = {r["id"]: r["tier"] for r in peer.timeline()}
     assert tiers == {e1: "archive", e2: "journal", w1: "journal"}
+
+
+@pytest.mark.spec("3.4")
+def test_3_4_a_group_expires_whole(binding: str, make_peer: PeerFactory) -> None:
+    """``metadata.ttl_s`` (this server's expiry) never discards part of a group: a member
+    written with a TTL gives the whole group its expiry, and a later member written
+    without one keeps the whole group."""
+    peer = make_peer(binding)
+    brief, kept = uid("group"), uid("group")
+    peer.remember(
+        {"content": "calling the tool", "group": brief},
+        {"content": "the tool's answer", "group": brief, "metadata": {"ttl_s": 1}},
+    )
+    peer.remember({"content": "noted for a moment", "group": kept, "metadata": {"ttl_s": 1}},
+                  {"content": "and kept after all", "group": kept})  # fmt: skip
+    time.sleep(1.1)
+    assert _tiers(peer, group=brief) == {}
+    assert len(_tiers(peer, group=kept)) == 2
+    peer.remember({"content": "purges the expired"})
+    assert _tiers(peer, group=brief) == {}
+    assert len(_tiers(peer, group=kept)) == 2

@@ -462,6 +462,10 @@ def _write_one_by_one(
         if known is None:
             current = writer.get_by_key(new.owner, new.key) if new.key is not None else None
             grouped = _place_in_group(writer, request, current)
+            if new.group is not None:
+                # Kept or discarded together (§3.4): the group takes the expiry of its
+                # latest write, so no member outlives another.
+                writer.set_group_expiry(new.owner, new.group, new.expires_at)
         if current is not None:
             if not request.explicit_tier and not grouped:
                 new.tier = current.tier

@@ -341,6 +341,13 @@ class PgWriter(PgAuditWriting, PgReader, StoreWriter):
             self._rows("DELETE FROM records WHERE id = ANY(%s::text[]) RETURNING 1", (list(ids),))
         )
 
+    def set_group_expiry(self, owner: str | None, group: str, expires_at: int | None) -> None:
+        self._exec(
+            "UPDATE records SET expires_at = %s WHERE coalesce(owner, '') = %s AND grp = %s "
+            "AND expires_at IS DISTINCT FROM %s",
+            (expires_at, owner or "", group, expires_at),
+        )
+
     def expire(self, now: int) -> list[StoredRecord]:
         self._read_state()
         if self.records_written == 0 and (self._next_expiry is None or self._next_expiry > now):

@@ -335,6 +335,13 @@ class Writer(Reader, StoreWriter):
             self.vector_removes.add(rowid)
         return cursor.rowcount
 
+    def set_group_expiry(self, owner: str | None, group: str, expires_at: int | None) -> None:
+        self._conn.execute(
+            "UPDATE records SET expires_at = ? WHERE coalesce(owner, '') = ? AND grp = ? "
+            "AND expires_at IS NOT ?",
+            (expires_at, owner or "", group, expires_at),
+        )
+
     def expire(self, now: int) -> list[StoredRecord]:
         rows = self._conn.execute(
             f"SELECT {PREFIXED_COLUMNS} FROM records AS r "

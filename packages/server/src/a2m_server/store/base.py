@@ -475,6 +475,11 @@ class StoreWriter(StoreReader):
     def expire(self, now: int) -> list[StoredRecord]:
         """Delete records whose expiry has passed; returns them."""
 
+    @abstractmethod
+    def set_group_expiry(self, owner: str | None, group: str, expires_at: int | None) -> None:
+        """Give every record of ``owner``'s ``group`` the expiry ``expires_at`` (``None``:
+        none), so the group expires whole (§3.4)."""
+
     def append_audit(self, entries: Sequence[AuditRow]) -> None:
         """Append observation audit entries in order (the log is append-only)."""
         raise NotImplementedError(f"{type(self).__name__} keeps no observation audit log")
