@@ -226,6 +226,20 @@ def test_any_granted_writer_forgets_a_semantic_entry(cell: tuple[str, Backend]) 
     assert host.retrieve(curator, tier="semantic")["total"] == 0
 
 
+def test_two_sessions_of_one_agent_keep_their_scratch_entries_apart(host: Host) -> None:
+    """A working entry is its memory session's: another open session of the same agent
+    storing at that key is refused, naming why, rather than replacing it."""
+    first, second = host.init("a"), host.init("a")
+    assert host.store(first, entry({"k": 1}, "mine", tier="working"))["stored"] == [{"k": 1}]
+    refused = host.store(second, entry({"k": 1}, "yours", tier="working"))
+    assert refused["stored"] == []
+    assert "another open memory session" in refused["errors"][0]
+    (kept,) = host.retrieve(first, keys=[{"k": 1}])["entries"]
+    assert kept["content"] == "mine"
+    host.end_memory(first)
+    assert host.store(second, entry({"k": 1}, "yours", tier="working"))["stored"] == [{"k": 1}]
+
+
 def test_text_fields_holding_a_lone_surrogate_are_named(host: Host) -> None:
     memory = host.init()
     for fields, named in (({"tags": ["\ud800"]}, "tags"), ({"source": "\ud800"}, "source")):

@@ -227,9 +227,17 @@ class HostCore:
             if self.visible(layout, session, record)
             and (tier := tier_of(record, layout.kind_of_tier)) != "working"
         }
+        # Another open memory session of the agent keeps its own scratch entry there.
+        elsewhere = {
+            record.key
+            for record in held
+            if tier_of(record, layout.kind_of_tier) == "working"
+            and self._open_elsewhere(session, record)
+        }
         kept = []
         for index, entry in accepted:
-            kept_tier = durable.get(f"{session.namespace}/{entry.entry_key}")
+            address = f"{session.namespace}/{entry.entry_key}"
+            kept_tier = durable.get(address)
             if entry.tier == "working" and kept_tier is not None:
                 errors.append(
                     f"entries[{index}]: {ErrorCode.INVALID_MESSAGE}: the key holds the "
@@ -237,8 +245,28 @@ class HostCore:
                     "session's end delete); forget it first, or store under another key"
                 )
                 continue
+            if entry.tier == "working" and address in elsewhere:
+                errors.append(
+                    f"entries[{index}]: {ErrorCode.INVALID_MESSAGE}: the key holds the working "
+                    "entry of another open memory session of this agent, which this one would "
+                    "replace; store under another key"
+                )
+                continue
             kept.append((index, entry))
         return kept
+
+    def _open_elsewhere(self, session: MemorySession, record: Record) -> bool:
+        """Whether ``record`` is the scratch entry of another open memory session of the
+        agent of ``session``."""
+        memory_id = (record.metadata or {}).get(MEMORY_FIELD)
+        other = self.sessions.get(memory_id) if isinstance(memory_id, str) else None
+        return (
+            other is not None
+            and other is not session
+            and other.open
+            and other.agent == session.agent
+            and other.namespace == session.namespace
+        )
 
     def _check_entry(self, layout: Layout, session: MemorySession, entry: Entry) -> None:
         if entry.tier == "semantic" and not self.may_write_semantic(session.agent):
