@@ -287,7 +287,10 @@ def _check_widths(
 def refuse_reserved_key(proto: Protocol, key: str | None, field: str) -> None:
     """INVALID_PARAMS for a core write at a key under ``observation/`` while the
     extension is on: only its audited paths write there (docs/observations.md §1)."""
-    if key is not None and key.startswith(OBSERVATION_KEY_PREFIX) and proto.extensions:
+    reserved = key is not None and (
+        key == OBSERVATION_KEY_PREFIX.rstrip("/") or key.startswith(OBSERVATION_KEY_PREFIX)
+    )
+    if reserved and proto.extensions:
         raise ProtocolError.invalid_params(
             f"{field}: keys under {OBSERVATION_KEY_PREFIX!r} belong to observations; write "
             "them with memory/observations/remember or update",

@@ -15,6 +15,7 @@ from typing import Any
 
 from .model import (
     OBSERVATION_KEY_PREFIX,
+    OBSERVATION_KEYS,
     Tenant,
     access_of,
     content_hash,
@@ -36,6 +37,7 @@ from .writing import (
 
 __all__ = [
     "HANDLERS",
+    "OBSERVATION_KEYS",
     "OBSERVATION_KEY_PREFIX",
     "Tenant",
     "access_of",

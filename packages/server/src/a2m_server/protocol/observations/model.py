@@ -23,6 +23,7 @@ from a2m_types.observations import TENANT_FIELDS
 
 __all__ = [
     "DEFAULT_AUTO_WEIGHT",
+    "OBSERVATION_KEYS",
     "OBSERVATION_KEY_PREFIX",
     "SERVER_ACTOR",
     "Tenant",
@@ -49,6 +50,10 @@ __all__ = [
 ]
 
 OBSERVATION_KEY_PREFIX = "observation/"
+OBSERVATION_KEYS = OBSERVATION_KEY_PREFIX.rstrip("/")
+"""Observations live at keys strictly beneath this (``RecordFilter.key_under``), where only
+the extension writes: every read and prune selects there, never by metadata alone, which
+any core write may carry."""
 """Every observation's key starts so; core ``memory/remember`` may not write under it."""
 SERVER_ACTOR = "a2m-server"
 """The actor of changes no caller asked for (evictions)."""
@@ -340,7 +345,6 @@ def readable_filter(
             where["observation_agent"] = agent
         branches.append(RecordFilter(where=where))
     where = {"observation": True}
-    prefix = OBSERVATION_KEY_PREFIX.rstrip("/")  # where only the extension writes
     if classifications:
         where["observation_classification"] = [c.strip().lower() for c in classifications]
     if types:
@@ -348,7 +352,10 @@ def readable_filter(
     if source is not None:
         where["observation_source"] = source
     return RecordFilter(
-        where=where, any_of=branches, tags_all=list(tags) if tags else None, key_prefix=prefix
+        where=where,
+        any_of=branches,
+        tags_all=list(tags) if tags else None,
+        key_under=OBSERVATION_KEYS,
     )
 
 

@@ -22,6 +22,7 @@ from a2m_types.observations import (
 
 from .model import (
     DEFAULT_AUTO_WEIGHT,
+    OBSERVATION_KEYS,
     SERVER_ACTOR,
     Tenant,
     audit_row,
@@ -347,7 +348,11 @@ def _prune_tenant(
         "observation_project": project,
         "observation_agent": agent,
     }
-    held = writer.select(RecordFilter(where=where))
+    held = [
+        r
+        for r in writer.select(RecordFilter(where=where, key_under=OBSERVATION_KEYS))
+        if is_observation(r)
+    ]
     if len(held) <= capacity:
         return []
     held.sort(key=lambda r: (r.salience, r.created_at, r.rowid))
@@ -372,7 +377,10 @@ def prune_observations(proto: Protocol, writer: StoreWriter) -> list[StoredRecor
             (r.metadata or {}).get("observation_project"),
             (r.metadata or {}).get("observation_agent"),
         )
-        for r in writer.select(RecordFilter(where={"observation": True}))
+        for r in writer.select(
+            RecordFilter(where={"observation": True}, key_under=OBSERVATION_KEYS)
+        )
+        if is_observation(r)
     }
     now = now_ms()
     evicted: list[StoredRecord] = []
