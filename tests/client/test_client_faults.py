@@ -26,6 +26,7 @@ from client_support import (
 import a2m
 from a2m import A2MClient, AsyncA2MClient
 from a2m.transports import use_httpx
+from a2m_server import A2MServer
 
 pytestmark = pytest.mark.anyio
 
@@ -124,14 +125,18 @@ async def test_non_idempotent_calls_retry_only_when_the_request_never_left(
     [
         ("memory/forget", lambda d: d.forget(ids=["a"])),
         ("memory/promote", lambda d: d.promote(["a"], "semantic")),
+        ("memory/observations/delete", lambda d: d.delete_observations(["a"])),
     ],
-    ids=["forget", "promote"],
+    ids=["forget", "promote", "delete-observations"],
 )
 async def test_a_call_counting_what_it_did_is_not_retried_once_the_server_may_have_acted(
     fake_server, mode, method, call
 ) -> None:
     """After a timeout or a dropped answer the server may have deleted or moved the
     records: a retry would answer 0, telling the caller the call did nothing."""
+    if method.startswith("memory/observations/"):
+        with A2MServer() as real, real.connect() as peer:  # the extension, as declared
+            fake_server.describe["observations"] = peer.call("memory/describe")["observations"]
     driver = make(mode)
     install_sleep(driver.client)
     failures = (raising(httpx.ReadTimeout), raising(httpx.ReadError), status(502))

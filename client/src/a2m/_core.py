@@ -673,8 +673,9 @@ def should_retry(call: Call[Any], error: A2MError, attempt: int, max_retries: in
     return isinstance(error, (A2MConnectionError, A2MTimeoutError))
 
 
-_COUNTING = frozenset({"memory/forget", "memory/promote"})
-"""Methods whose result counts the records this very call changed."""
+_COUNTING = frozenset({"memory/forget", "memory/promote", "memory/observations/delete"})
+"""Methods whose result counts the records this very call changed: retried only where
+the server provably did not act, since after that a retry would answer 0."""
 
 
 def retry_delay(attempt: int, error: A2MError, *, jitter: float | None = None) -> float:
