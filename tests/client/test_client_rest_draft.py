@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
-from client_support import MODES, Driver, server_config
+from client_support import MODES, Driver, install_sleep, server_config
 
 import a2m
 from a2m import A2MClient, AsyncA2MClient
@@ -584,3 +584,30 @@ async def test_one_timeout_covers_every_request_of_a_call(open_draft: Opener, mo
                 [{"content": f"{n}", "key": f"app/wf-42/{n}"} for n in range(5)]
             )
     assert route.call_count == 2  # the third would have started after the deadline
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_connect_error_after_a_calls_first_request_is_not_sent_again(
+    open_draft: Opener, mode: str
+) -> None:
+    """A draft forget deletes key by key: a connect error on the second DELETE proves
+    that one never left, not that the call did nothing (the first was answered), so it
+    is a plain connection error, and the call is not sent again whole."""
+    with respx.mock(assert_all_called=False) as router:
+        router.get("http://draft.test/a2m/v1/memory:describe").respond(404)
+        router.get("http://draft.test/a2m/v1/app/wf-42/entries").respond(
+            200, json={"entries": [], "total": 0, "next_offset": None}
+        )
+        first = router.delete("http://draft.test/a2m/v1/app/wf-42/entries/k1").respond(204)
+        second = router.delete("http://draft.test/a2m/v1/app/wf-42/entries/k2").mock(
+            side_effect=httpx.ConnectError("connection refused")
+        )
+        env = open_draft(mode, url="http://draft.test/", max_retries=2)
+        install_sleep(env.draft.client)
+        await env.draft.describe()
+        keys = ["app/wf-42/k1", "app/wf-42/k2"]
+        with pytest.raises(a2m.A2MConnectionError) as caught:
+            await env.draft.forget(where={"key": keys, "namespace": NAMESPACE})
+    assert not isinstance(caught.value, a2m.A2MConnectError)
+    assert "may have acted in part" in caught.value.message
+    assert (first.call_count, second.call_count) == (1, 1)

@@ -26,7 +26,13 @@ from typing import Any, Literal
 
 import httpx
 
-from a2m.errors import A2MTimeoutError, CapabilityNotSupported, MethodNotFound
+from a2m.errors import (
+    A2MConnectError,
+    A2MConnectionError,
+    A2MTimeoutError,
+    CapabilityNotSupported,
+    MethodNotFound,
+)
 from a2m_types import REST_BASE_PATH
 from a2m_types.rest import validate_namespace
 
@@ -42,6 +48,21 @@ Mode = Literal["full", "draft"]
 
 _SUBSCRIBE = "memory/events/subscribe"
 _PREFIX = "memory/"
+
+
+def _after_answers(error: A2MConnectError, answers: int, method: str | None) -> A2MConnectionError:
+    """``error`` as the call's failure. A connect error proves that request never left,
+    and so that the call did nothing, only when it was the call's first: after requests
+    of the same call were answered (a draft forget deletes key by key), the call may
+    have acted in part, and is no longer safe to send again whole."""
+    if answers == 0:
+        return error
+    return A2MConnectionError(
+        f"{error.message}; {answers} earlier request(s) of this call were answered, so it "
+        "may have acted in part",
+        method=method,
+        data=error.data,
+    )
 
 
 def _rest_base(url: str) -> str:
@@ -194,10 +215,16 @@ class RESTTransport(_Common, Transport):
         clock = _Clock(timeout)
         method = request.get("method")
         exchange = self._exchanges.exchange(request)
+        answers = 0
         try:
             call = next(exchange)
             while True:
-                call = exchange.send(self._send(call, clock, method))
+                try:
+                    reply = self._send(call, clock, method)
+                except A2MConnectError as exc:
+                    raise _after_answers(exc, answers, method) from exc
+                answers += 1
+                call = exchange.send(reply)
         except StopIteration as done:
             response: dict[str, Any] = done.value
             return response
@@ -242,10 +269,16 @@ class AsyncRESTTransport(_Common, AsyncTransport):
         clock = _Clock(timeout)
         method = request.get("method")
         exchange = self._exchanges.exchange(request)
+        answers = 0
         try:
             call = next(exchange)
             while True:
-                call = exchange.send(await self._send(call, clock, method))
+                try:
+                    reply = await self._send(call, clock, method)
+                except A2MConnectError as exc:
+                    raise _after_answers(exc, answers, method) from exc
+                answers += 1
+                call = exchange.send(reply)
         except StopIteration as done:
             response: dict[str, Any] = done.value
             return response
