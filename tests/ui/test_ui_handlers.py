@@ -14,6 +14,7 @@ from ui_support import sign_in
 
 from a2m_server import A2MServer, ServerConfig
 from a2m_server.bindings.http import create_app
+from a2m_server.ui._sessions import Sessions
 
 TOKENS = {"alice-token": "alice", "bob-token": "bob"}
 
@@ -251,3 +252,19 @@ def test_without_tokens_only_an_address_reaches_the_page(
 def test_with_tokens_any_name_reaches_the_login(server: A2MServer) -> None:
     client = TestClient(create_app(server, tokens=TOKENS), base_url="http://memory.example")
     assert client.get("/ui/login").status_code == 200
+
+
+def test_sessions_opened_without_a_token_never_sign_anyone_out() -> None:
+    """Each kind of session has its own limit: visitors opening sessions without a token
+    (every cookie-less page view opens one) drop only such sessions, never one a token
+    opened, which lives out its lifetime."""
+    sessions = Sessions(limit=3)
+    alice = sessions.open("alice", authenticated=True)
+    visitors = [sessions.open(None, authenticated=False) for _ in range(10)]
+    assert sessions.find(alice.id) is alice
+    assert [sessions.find(v.id) is not None for v in visitors] == [False] * 7 + [True] * 3
+    later = [sessions.open(f"user{n}", authenticated=True) for n in range(3)]
+    assert sessions.find(alice.id) is None  # signed-in sessions keep their own limit
+    assert all(sessions.find(s.id) is s for s in later)
+    sessions.close(later[0].id)
+    assert sessions.find(later[0].id) is None

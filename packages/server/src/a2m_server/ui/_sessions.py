@@ -20,7 +20,9 @@ COOKIE_NAME = "a2m_ui_session"
 SESSION_SECONDS = 12 * 3600
 """How long a session lasts after it was opened."""
 MAX_SESSIONS = 10_000
-"""Most sessions kept; the oldest is dropped past it, so visitors cannot fill memory."""
+"""Most sessions of each kind kept, signed in and not; the oldest of its kind is dropped
+past it, so visitors cannot fill memory, nor sign anyone out by opening sessions of their
+own without a token."""
 
 
 @dataclass
@@ -40,12 +42,17 @@ class Session:
 
 
 class Sessions:
-    """Every open session, by cookie value; thread-safe."""
+    """Every open session, by cookie value; thread-safe. Signed-in sessions and the ones
+    opened before a login are kept apart, each under its own limit: opening sessions
+    without a token only ever drops sessions without one."""
 
     def __init__(self, *, lifetime: float = SESSION_SECONDS, limit: int = MAX_SESSIONS) -> None:
         self._lifetime = lifetime
         self._limit = limit
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._pools: dict[bool, OrderedDict[str, Session]] = {
+            True: OrderedDict(),
+            False: OrderedDict(),
+        }
         self._lock = threading.Lock()
 
     def open(self, principal: str | None, *, authenticated: bool) -> Session:
@@ -58,9 +65,10 @@ class Sessions:
             expires=time.monotonic() + self._lifetime,
         )
         with self._lock:
-            self._sessions[session.id] = session
-            while len(self._sessions) > self._limit:
-                self._sessions.popitem(last=False)
+            pool = self._pools[authenticated]
+            pool[session.id] = session
+            while len(pool) > self._limit:
+                pool.popitem(last=False)
         return session
 
     def find(self, cookie: str | None) -> Session | None:
@@ -68,16 +76,19 @@ class Sessions:
         if not cookie:
             return None
         with self._lock:
-            session = self._sessions.get(cookie)
-            if session is None:
-                return None
-            if session.expires <= time.monotonic():
-                del self._sessions[cookie]
-                return None
-            return session
+            for pool in self._pools.values():
+                session = pool.get(cookie)
+                if session is None:
+                    continue
+                if session.expires <= time.monotonic():
+                    del pool[cookie]
+                    return None
+                return session
+            return None
 
     def close(self, cookie: str | None) -> None:
         """End a session (logout)."""
         if cookie:
             with self._lock:
-                self._sessions.pop(cookie, None)
+                for pool in self._pools.values():
+                    pool.pop(cookie, None)
