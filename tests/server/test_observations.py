@@ -7,6 +7,7 @@ written."""
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
@@ -751,6 +752,60 @@ def test_the_servers_embedder_gives_a_new_observation_its_vector(store_backend: 
             "memory/observations/recall", {"embedding": embed_support.vector("pets")}
         )["observations"]
         assert [o["id"] for o in ranked] == [written["id"]]
+
+
+def test_an_edited_observation_is_ranked_by_its_new_text(store_backend: str) -> None:
+    """New content gets a new vector from the server's embedder: the edited fact is found
+    by what it now says, not by what it said."""
+    import embed_support
+
+    with A2MServer(ServerConfig(embedder="embed_support:topics")) as server:
+        bot = server.connect(principal="bot")
+        written = bot.call(REMEMBER, {"content": "weather rain storm forecast"})
+        bot.call(
+            "memory/observations/update",
+            {"id": written["id"], "content": "finance budget invoice salary"},
+        )
+        (record,) = bot.call(
+            "memory/timeline", {"where": {"observation": True}, "embeddings": True}
+        )["records"]
+        assert record["embedding"] == pytest.approx(embed_support.vector(record["content"]))
+
+
+def test_an_edit_without_an_embedder_drops_the_vector_of_the_old_text(
+    store_backend: str,
+) -> None:
+    with _server() as server:
+        bot = server.connect(principal="bot")
+        written = bot.call(REMEMBER, {"content": "old words", "embedding": [1.0, 0.0]})
+        bot.call("memory/observations/update", {"id": written["id"], "content": "new words"})
+        (record,) = bot.call(
+            "memory/timeline", {"where": {"observation": True}, "embeddings": True}
+        )["records"]
+        assert record.get("embedding") is None
+
+
+def test_limits_hold_however_a_value_arrives(store_backend: str) -> None:
+    """64 tags at most, also when a duplicate's tags are merged in; a classification of
+    at most 64 characters, also when derived from a long type; tag filters trimmed as
+    stored tags are; a weight of -0.0 is 0."""
+    with _server() as server:
+        bot = server.connect(principal="bot")
+        first = bot.call(REMEMBER, {"content": "a fact", "tags": [f"a{n}" for n in range(40)]})
+        before = _state(server.connect())
+        error = _error(bot, REMEMBER, {"content": "a fact", "tags": [f"b{n}" for n in range(40)]})
+        assert error.code == ErrorCode.INVALID_PARAMS
+        assert "past 64" in error.message
+        assert _state(server.connect()) == before
+        error = _error(bot, REMEMBER, {"content": "another", "type": "x" * 100})
+        assert (error.code, error.data["field"]) == (ErrorCode.INVALID_PARAMS, "type")
+        listed = bot.call("memory/observations/list", {"tags": [" a1 "]})["observations"]
+        assert [o["id"] for o in listed] == [first["id"]]
+        zero = bot.call(REMEMBER, {"content": "weightless", "weight": -0.0})
+        assert math.copysign(1.0, zero["weight"]) == 1.0
+        for name in ("list", "audit"):
+            error = _error(bot, f"memory/observations/{name}", {"cursor": "9" * 60})
+            assert error.code == ErrorCode.INVALID_PARAMS
 
 
 def test_a_heavy_observation_a_typo_guessed_never_outranks_one_holding_the_word(

@@ -142,6 +142,12 @@ def test_bad_edit_forms(signed_in: tuple[TestClient, str], server: A2MServer) ->
         data={"csrf": csrf, "id": record_id.group(1), "content": "x" * 300_000},
     )
     assert huge.status_code == 400
+    too_long = client.post(  # within the form's limit, past the server's content limit
+        "/ui/record/edit",
+        data={"csrf": csrf, "id": record_id.group(1), "content": "x" * 100_001},
+    )
+    assert too_long.status_code == 413
+    assert "max_content_length" in too_long.text
     # Nothing changed.
     timeline = server.connect().call("memory/timeline", {"where": {"id": record_id.group(1)}})
     assert timeline["records"][0]["content"].startswith("fact ")

@@ -363,6 +363,9 @@ def _refusal_of(exc: ProtocolError) -> Refusal:
         int(ErrorCode.INVALID_PARAMS): 400,
         int(ErrorCode.UNKNOWN_TIER): 400,
         int(ErrorCode.CAPABILITY_NOT_SUPPORTED): 400,
+        int(ErrorCode.QUOTA_EXCEEDED): 413,
+        int(ErrorCode.EMBEDDING_MISMATCH): 400,
+        int(ErrorCode.UNKNOWN_RECORD): 404,
     }.get(int(exc.code), 500)
     return Refusal(status, exc.message)
 

@@ -23,6 +23,7 @@ from a2m_types.observations import TENANT_FIELDS
 
 __all__ = [
     "DEFAULT_AUTO_WEIGHT",
+    "MAX_TAGS",
     "OBSERVATION_KEYS",
     "OBSERVATION_KEY_PREFIX",
     "SERVER_ACTOR",
@@ -193,7 +194,19 @@ def classification_of(classification: str | None, kind: str | None) -> str:
         value = "note"
     if not value:
         raise ProtocolError.invalid_params("classification must not be blank")
+    if len(value) > MAX_CLASSIFICATION:
+        raise ProtocolError.invalid_params(
+            f"the classification {value[:40]!r}… (from the type's first dot-segment where "
+            f"none is given) is longer than {MAX_CLASSIFICATION} characters",
+            field="classification" if classification is not None else "type",
+        )
     return value
+
+
+MAX_CLASSIFICATION = 64
+"""Characters a classification may hold, given or derived from a type."""
+MAX_TAGS = 64
+"""Tags an observation may hold, as written or as a duplicate's merge leaves them."""
 
 
 def clean_tags(tags: Sequence[str] | None) -> list[str]:
@@ -228,7 +241,7 @@ def check_weight(proto: Protocol, weight: float, name: str = "weight") -> float:
             field=name,
             max=maximum,
         )
-    return weight
+    return weight + 0.0  # -0.0 is 0
 
 
 # --- records <-> observations --------------------------------------------------------------
@@ -354,7 +367,7 @@ def readable_filter(
     return RecordFilter(
         where=where,
         any_of=branches,
-        tags_all=list(tags) if tags else None,
+        tags_all=[tag.strip() for tag in tags] if tags else None,  # as stored: trimmed
         key_under=OBSERVATION_KEYS,
     )
 

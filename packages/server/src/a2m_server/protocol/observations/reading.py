@@ -77,8 +77,10 @@ def list_observations(
 def _offset(cursor: str | None) -> int:
     if not cursor:
         return 0
-    if not cursor.isdigit():
-        raise ProtocolError.invalid_params(f"not a cursor of this listing: {cursor!r}")
+    # An offset or audit position is a 63-bit integer in either store: a longer run of
+    # digits is no cursor this server issued.
+    if not cursor.isascii() or not cursor.isdigit() or len(cursor) > 18:
+        raise ProtocolError.invalid_params(f"not a cursor of this listing: {cursor[:40]!r}")
     return int(cursor)
 
 

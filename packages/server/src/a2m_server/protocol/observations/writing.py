@@ -22,6 +22,7 @@ from a2m_types.observations import (
 
 from .model import (
     DEFAULT_AUTO_WEIGHT,
+    MAX_TAGS,
     OBSERVATION_KEYS,
     SERVER_ACTOR,
     Tenant,
@@ -129,6 +130,13 @@ def _remember_in(
             before = snapshot(existing)
             total = min(existing.salience + weight, maximum)
             merged = [*before["tags"], *(t for t in tags if t not in before["tags"])]
+            if len(merged) > MAX_TAGS:
+                raise ProtocolError.invalid_params(
+                    f"this fact is stored already with {len(before['tags'])} tags; adding "
+                    f"these would give it {len(merged)}, past {MAX_TAGS}",
+                    field="tags",
+                    id=existing.id,
+                )
             if merged != before["tags"]:
                 current = writer.get([existing.id], embeddings=True)[0]
                 meta = {**(current.metadata or {}), "tags": merged}
@@ -210,6 +218,32 @@ def update(proto: Protocol, ctx: CallContext, params: ObservationUpdateParams) -
     content = check_content(proto, params.content) if params.content is not None else None
     weight = check_weight(proto, params.weight) if params.weight is not None else None
     tags = clean_tags(params.tags) if params.tags is not None else None
+    # New content needs a new vector (the old one ranks the old text): the server's
+    # embedder gives it one outside the write lock; without one, the edited observation
+    # keeps none rather than a wrong one.
+    vector: list[float] | None = None
+    unembedded = False
+    if content is not None and proto.embedding is not None:
+        probe = NewRecord(id="", content=content, created_at=0)
+        unembedded = proto.embedding.embed_records([probe])
+        vector = probe.embedding
+    try:
+        return _update_in(proto, tenant, params, content, weight, tags, vector)
+    finally:
+        if unembedded and proto.embedding is not None:
+            proto.embedding.wake()  # the back-fill gives it a vector later
+
+
+def _update_in(
+    proto: Protocol,
+    tenant: Tenant,
+    params: ObservationUpdateParams,
+    content: str | None,
+    weight: float | None,
+    tags: list[str] | None,
+    vector: list[float] | None,
+) -> dict[str, Any]:
+    """The write of :func:`update`, in one transaction."""
     now = now_ms()
     with proto.transaction() as writer:
         record = editable(
@@ -252,8 +286,9 @@ def update(proto: Protocol, ctx: CallContext, params: ObservationUpdateParams) -
         changed_record = content is not None or meta != (record.metadata or {})
         if changed_record:
             replacement = _as_new(record, meta, salience, now)
-            if content is not None:
+            if content is not None and content != record.content:
                 replacement.content = content
+                replacement.embedding = vector
             writer.replace(record.id, replacement)
             if new_key != record.key and new_key is not None:
                 writer.rekey(record.id, new_key)
