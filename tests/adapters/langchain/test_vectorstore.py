@@ -36,14 +36,21 @@ def _texts(documents: list[Document]) -> list[str]:
     return [d.page_content for d in documents]
 
 
-def test_side_by_side_with_in_memory_vector_store(client: A2MClient) -> None:
+def test_side_by_side_with_in_memory_vector_store(
+    client: A2MClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ours, theirs = _pair(client)
     # queries whose two nearest are unambiguous: ties may come back in either order
     for query in ("a pet animal", "hot drink", "tea drink city"):
         assert ours.similarity_search(query, k=2) == theirs.similarity_search(query, k=2)
-    assert ours.get_by_ids(["doc-3", "missing", "doc-0"]) == theirs.get_by_ids(
-        ["doc-3", "missing", "doc-0"]
-    )
+    for ids in (["doc-3", "missing", "doc-0"], ["doc-1", "doc-1", "missing", "doc-1"]):
+        assert ours.get_by_ids(ids) == theirs.get_by_ids(ids)
+    with counting(monkeypatch, client) as sent:  # asking for nothing sends nothing
+        for store in (ours, theirs):
+            assert store.similarity_search_with_score("a pet", k=0) == []
+            assert store.max_marginal_relevance_search("a pet", k=0) == []
+            assert store.max_marginal_relevance_search("a pet", k=2, fetch_k=0) == []
+    assert sent["recall"] == 0
     mmr = {"k": 2, "fetch_k": 5, "lambda_mult": 0.1}
     assert _texts(ours.max_marginal_relevance_search("cat pet drink", **mmr)) == _texts(
         theirs.max_marginal_relevance_search("cat pet drink", **mmr)

@@ -225,7 +225,10 @@ class A2MVectorStore(VectorStore):
         k: int = 4,
         filter: _filters.DocumentFilter | None = None,
     ) -> list[tuple[Document, float]]:
-        """The ``k`` documents nearest ``embedding``, with scores: one recall."""
+        """The ``k`` documents nearest ``embedding``, with scores: one recall (none for
+        ``k`` 0, which asks for nothing, as InMemoryVectorStore answers it)."""
+        if k == 0:
+            return []
         client, layout = self._sync("similarity_search")
         operators = client.filter_operators() if filter is not None else frozenset()
         params = self._recall_params(layout, embedding, k, filter, operators, vectors=False)
@@ -254,7 +257,10 @@ class A2MVectorStore(VectorStore):
         filter: _filters.DocumentFilter | None = None,
         **kwargs: Any,
     ) -> list[Document]:
-        """Maximal marginal relevance around ``embedding``: one recall with vectors."""
+        """Maximal marginal relevance around ``embedding``: one recall with vectors (none
+        for ``k`` or ``fetch_k`` 0)."""
+        if k == 0 or fetch_k == 0:
+            return []
         client, layout = self._sync("max_marginal_relevance_search")
         operators = client.filter_operators() if filter is not None else frozenset()
         params = self._recall_params(layout, embedding, fetch_k, filter, operators, vectors=True)
@@ -262,13 +268,14 @@ class A2MVectorStore(VectorStore):
         return self._mmr(records, embedding, k, lambda_mult, filter, fetch_k)
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
-        """The documents with these ids, in their order; missing ids (and ids no A2M key
-        can be, which name no document) are left out."""
+        """The documents with these ids, in their order, an id given twice found twice (as
+        InMemoryVectorStore answers); missing ids (and ids no A2M key can be, which name
+        no document) are left out."""
         if not ids:
             return []
         adapter, _ = self._sync_adapter("get_by_ids")
-        found = adapter.read_many(addressable(ids))
-        return [entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
+        found = adapter.read_many(addressable(list(dict.fromkeys(ids))))
+        return [entry_document(found[id]) for id in ids if id in found]
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
         """Delete these documents (``None``: every document of this namespace); an id no
@@ -361,6 +368,8 @@ class A2MVectorStore(VectorStore):
         filter: _filters.DocumentFilter | None = None,
     ) -> list[tuple[Document, float]]:
         """The async twin of :meth:`similarity_search_by_vector_with_score`."""
+        if k == 0:
+            return []
         client, layout = await self._async("asimilarity_search")
         operators = await client.filter_operators() if filter is not None else frozenset()
         params = self._recall_params(layout, embedding, k, filter, operators, vectors=False)
@@ -392,6 +401,8 @@ class A2MVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """The async twin of :meth:`max_marginal_relevance_search_by_vector`."""
+        if k == 0 or fetch_k == 0:
+            return []
         client, layout = await self._async("amax_marginal_relevance_search")
         operators = await client.filter_operators() if filter is not None else frozenset()
         params = self._recall_params(layout, embedding, fetch_k, filter, operators, vectors=True)
@@ -403,8 +414,8 @@ class A2MVectorStore(VectorStore):
         if not ids:
             return []
         adapter, _ = await self._aadapter("aget_by_ids")
-        found = await adapter.read_many(addressable(ids))
-        return [entry_document(found[id]) for id in dict.fromkeys(ids) if id in found]
+        found = await adapter.read_many(addressable(list(dict.fromkeys(ids))))
+        return [entry_document(found[id]) for id in ids if id in found]
 
     async def adelete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
         """The async twin of :meth:`delete`."""
