@@ -15,9 +15,10 @@ A2M calls per tool: ``create_entities`` 2 (one existence check, one batch write;
 most :data:`FEW_NAMES` names, the check is one call per name); ``create_relations`` 2 (the
 check looks up the relations named, by key, one call per ``max_recall_limit`` of them,
 however many their entities hold); ``add_observations`` 3 (the entities, as
-``create_entities`` checks them, then the observations named, by key, as relations are); ``delete_entities`` 4;
-``delete_observations`` and ``delete_relations`` 1 per :data:`DELETIONS_PER_CALL` items
-where the server runs ``$or`` (else 1 per item); ``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll,
+``create_entities`` checks them, then the observations named, by key, as relations are);
+``delete_entities`` 4; ``delete_observations`` and ``delete_relations`` 1 per
+:data:`DELETIONS_PER_CALL` items where the server runs ``$or`` (else 1 per item);
+``read_graph``, ``search_nodes``, ``open_nodes`` one ``memory/events`` poll,
 and one ``memory/timeline`` reading the records written since the last call (the first
 call: one per :data:`PAGE_SIZE` graph records, or the server's ``max_recall_limit`` where
 that is smaller). Writes of more than the server's ``max_records_per_call`` records go in
