@@ -100,15 +100,26 @@ def remember(
         with proto.store.reading() as reader:
             known = reader.get_by_key(tenant.owner, key) is not None
         if not known:
-            probe = NewRecord(id="", content=content, created_at=0)
-            unembedded = proto.embedding.embed_records([probe])
-            vector = probe.embedding
+            vector, unembedded = _server_vector(proto, content)
     now = now_ms()
     try:
         return _remember_in(proto, tenant, key, content, weight, tags, metadata, vector, now)
     finally:
-        if unembedded and proto.embedding is not None:
-            proto.embedding.wake()  # the back-fill gives it a vector later
+        _backfill_if(proto, unembedded)
+
+
+def _server_vector(proto: Protocol, content: str) -> tuple[list[float] | None, bool]:
+    """The server's embedder's vector for ``content``, made outside the write lock, and
+    whether the embedder failed (:func:`_backfill_if` then has it made later)."""
+    assert proto.embedding is not None
+    probe = NewRecord(id="", content=content, created_at=0)
+    unembedded = proto.embedding.embed_records([probe])
+    return probe.embedding, unembedded
+
+
+def _backfill_if(proto: Protocol, unembedded: bool) -> None:
+    if unembedded and proto.embedding is not None:
+        proto.embedding.wake()  # the back-fill gives it a vector later
 
 
 def _remember_in(
@@ -224,14 +235,11 @@ def update(proto: Protocol, ctx: CallContext, params: ObservationUpdateParams) -
     vector: list[float] | None = None
     unembedded = False
     if content is not None and proto.embedding is not None:
-        probe = NewRecord(id="", content=content, created_at=0)
-        unembedded = proto.embedding.embed_records([probe])
-        vector = probe.embedding
+        vector, unembedded = _server_vector(proto, content)
     try:
         return _update_in(proto, tenant, params, content, weight, tags, vector)
     finally:
-        if unembedded and proto.embedding is not None:
-            proto.embedding.wake()  # the back-fill gives it a vector later
+        _backfill_if(proto, unembedded)
 
 
 def _update_in(
