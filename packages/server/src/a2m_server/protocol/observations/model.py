@@ -51,11 +51,11 @@ __all__ = [
 ]
 
 OBSERVATION_KEY_PREFIX = "observation/"
+"""Every observation's key starts so; core ``memory/remember`` may not write under it."""
 OBSERVATION_KEYS = OBSERVATION_KEY_PREFIX.rstrip("/")
 """Observations live at keys strictly beneath this (``RecordFilter.key_under``), where only
 the extension writes: every read and prune selects there, never by metadata alone, which
 any core write may carry."""
-"""Every observation's key starts so; core ``memory/remember`` may not write under it."""
 SERVER_ACTOR = "a2m-server"
 """The actor of changes no caller asked for (evictions)."""
 DEFAULT_AUTO_WEIGHT = {"session": 0.30, "pr": 0.55, "batch": 0.30, None: 0.30}
