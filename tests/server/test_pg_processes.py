@@ -250,3 +250,35 @@ def test_tier_counts_stay_exact_with_two_processes_writing_at_once(
 @pytest.fixture(autouse=True)
 def _postgres_only(store_backend: str) -> None:
     assert store_backend == "postgres"
+
+
+def test_a_store_opened_while_another_creates_its_schema_opens(
+    postgres_server: PostgresServer,
+) -> None:
+    """Processes deployed together onto a new ``?schema=`` all start: a store waits for
+    one creating the schema under the migration lock, then finds it. ``CREATE SCHEMA IF
+    NOT EXISTS`` outside that lock, meeting another's uncommitted one, failed with a
+    duplicate key once the other committed (about one start in ten, when they raced)."""
+    from a2m_server.store._pg_schema import MIGRATION_LOCK
+    from a2m_server.store.postgres import PostgresStore
+
+    url = postgres_server.fresh_url()
+    schema = url.rsplit("schema=", 1)[1]
+    opened: list[BaseException | None] = []
+
+    def open_store() -> None:
+        try:
+            PostgresStore(url).close()
+            opened.append(None)
+        except BaseException as exc:
+            opened.append(exc)
+
+    with psycopg.connect(postgres_server.base_url) as creating:  # one transaction, held
+        creating.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        creating.execute(f'CREATE SCHEMA "{schema}"')  # type: ignore[arg-type]
+        thread = threading.Thread(target=open_store)
+        thread.start()
+        time.sleep(0.5)  # the store is waiting now, on the lock (or on the schema's row)
+        assert not opened
+    thread.join(timeout=60)  # the block above committed
+    assert opened == [None]

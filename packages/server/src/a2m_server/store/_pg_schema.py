@@ -356,13 +356,17 @@ def _version(conn: psycopg.Connection[tuple[object, ...]]) -> int:
     return int(str(row[0])) if row else 0
 
 
-def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
-    """Bring the current schema up to :data:`SCHEMA_VERSION`; returns the version found.
+def migrate(conn: psycopg.Connection[tuple[object, ...]], schema: str | None = None) -> int:
+    """Create ``schema`` if missing (``None``: the connection's current one), then bring
+    it up to :data:`SCHEMA_VERSION`; returns the version found.
 
     ``conn`` is in autocommit mode; the work runs in one transaction under an advisory
-    lock, re-reading the version inside it."""
+    lock, re-reading the version inside it. The schema is created under that lock too:
+    ``CREATE SCHEMA IF NOT EXISTS`` run by two processes at once fails in one of them."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        if schema is not None:
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         _ensure_vector(conn)
         found = _version(conn)
         if found > SCHEMA_VERSION:

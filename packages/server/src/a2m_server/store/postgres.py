@@ -142,9 +142,7 @@ class PostgresStore(Store):
                 f"cannot connect to PostgreSQL at {redact(url)}: {_one_line(exc)}"
             ) from None
         try:
-            if schema is not None:
-                first.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-            migrate(first)
+            migrate(first, schema)
             self._store_id = self._ensure_store_id(first)
             (current,) = first.execute("SELECT current_schema()").fetchone() or ("public",)
             self._schema = str(current)
