@@ -432,21 +432,6 @@ def test_a_granted_transfer_is_discounted_marked_and_read_only(store_backend: st
         assert error.code == ErrorCode.UNKNOWN_RECORD
 
 
-def test_an_operator_reads_a_granted_project_as_its_agents_do(store_backend: str) -> None:
-    """A grant is read by the same agent: an operator listing every agent sees its own
-    project's observations, not every agent's of the granted one; listing one agent, it
-    sees what that agent reads, the granted ones of the same agent included."""
-    with _server(_grants(operators=frozenset({"acme/web/ops"}))) as server:
-        same = server.connect(principal="acme/api/bot").call(REMEMBER, {"content": "api bot"})
-        server.connect(principal="acme/api/other").call(REMEMBER, {"content": "api other"})
-        local = server.connect(principal="acme/web/bot").call(REMEMBER, {"content": "web bot"})
-        ops = server.connect(principal="acme/web/ops")
-        every = {o["id"] for o in ops.call("memory/observations/list")["observations"]}
-        assert every == {local["id"]}
-        bot = ops.call("memory/observations/list", {"agent": "bot"})["observations"]
-        assert {o["id"] for o in bot} == {local["id"], same["id"]}
-
-
 def test_a_grant_needs_similar_tech_stacks_when_both_projects_declare_one(
     store_backend: str,
 ) -> None:

@@ -352,9 +352,6 @@ def readable_filter(
     )
     branches = []
     for path in projects:
-        if every_agent and path != tenant.project_path:
-            # A grant is read by the same agent: "every agent" is of the own project.
-            continue
         org, project = path.split("/", 1)
         where: dict[str, Any] = {"observation_org": org, "observation_project": project}
         if not every_agent:
