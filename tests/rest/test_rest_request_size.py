@@ -24,7 +24,8 @@ def _raw_get(url: str, target: str) -> tuple[int, str, bytes]:
     assert host is not None
     assert port is not None
     with socket.create_connection((host, port), timeout=30) as sock:
-        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: a2m\r\nConnection: close\r\n\r\n".encode())
+        request = f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n"
+        sock.sendall(request.encode())
         received = b""
         while chunk := sock.recv(65536):
             received += chunk

@@ -4,7 +4,9 @@ and the well-known profile (§8.3.3)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -432,3 +434,65 @@ def test_serve_http_refuses_app_options_for_an_app(server: A2MServer) -> None:
     app = create_app(server)
     with pytest.raises(TypeError, match="tokens"), serve_http(app, tokens=TOKENS):
         pass
+
+
+@pytest.mark.parametrize(
+    ("host", "answered"),
+    [
+        ("attacker.example", False),
+        ("a2m", False),
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("[::1]", True),
+    ],
+)
+def test_a_loopback_server_without_tokens_answers_no_rebound_name(
+    url: str, auth_url: str, client: httpx.Client, host: str, answered: bool
+) -> None:
+    """A page of another site whose name is rebound to 127.0.0.1 sends a simple GET with
+    no Origin: without tokens, a server listening on loopback answers it only at an IP
+    address or localhost (§8.3.1's concern: "read back everything"). With tokens the
+    name does not matter: a browser holds no token to send."""
+    port = httpx.URL(url).port
+    for path in ("/a2m/v1/some/namespace/entries", WELL_KNOWN_PATH):
+        response = client.get(f"{url.rstrip('/')}{path}", headers={"Host": f"{host}:{port}"})
+        assert (response.status_code != 403) is answered, (path, response.text)
+        if not answered:
+            assert "IP address or localhost" in response.text
+    rpc = client.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "memory/describe"},
+        headers={"Host": f"{host}:{port}"},
+    )
+    assert (rpc.status_code == 200) is answered
+    authed = client.post(
+        auth_url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "memory/describe"},
+        headers={
+            "Host": f"{host}:{httpx.URL(auth_url).port}",
+            "Authorization": "Bearer alice-token",
+        },
+    )
+    assert authed.status_code == 200
+
+
+def test_a_request_head_past_its_bound_is_431_and_the_server_keeps_answering(
+    url: str, client: httpx.Client
+) -> None:
+    """A header that never ends once held the event loop ever longer and grew the process
+    without bound, before any authentication: past 128 KiB it is refused."""
+    parsed = httpx.URL(url)
+    with socket.create_connection((parsed.host, parsed.port), timeout=30) as sock:
+        sock.sendall(f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{parsed.port}\r\nX-Big: ".encode())
+        answer = b""
+        try:
+            for _ in range(64):  # up to 4 MiB, far past the bound
+                sock.sendall(b"a" * 65536)
+        except OSError:
+            pass  # refused and closed meanwhile
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:80]
+    fine = client.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "memory/describe"})
+    assert fine.status_code == 200

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import ipaddress
 import json
 import queue
 import threading
@@ -16,7 +17,14 @@ from typing import Any, TypeVar
 import anyio.to_thread
 from starlette.requests import HTTPConnection
 
-__all__ = ["PRINCIPAL_SCOPE_KEY", "WORKER_THREADS", "in_worker", "principal_of", "utf8"]
+__all__ = [
+    "PRINCIPAL_SCOPE_KEY",
+    "WORKER_THREADS",
+    "addressed_directly",
+    "in_worker",
+    "principal_of",
+    "utf8",
+]
 
 PRINCIPAL_SCOPE_KEY = "a2m.principal"
 """Where the HTTP gate puts the authenticated principal in the ASGI scope."""
@@ -155,3 +163,20 @@ class _Workers:
 
 _workers = _Workers(WORKER_THREADS, "a2m-worker")
 atexit.register(_workers.stop)
+
+
+def addressed_directly(host: str) -> bool:
+    """Whether a ``Host`` header names an IP address or localhost, not a DNS name another
+    site could rebind to this server (and so read it, from its user's browser)."""
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name[1 : name.find("]")] if "]" in name else name
+    else:
+        name = name.rsplit(":", 1)[0] if name.count(":") == 1 else name
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True

@@ -431,7 +431,7 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
     import uvicorn
 
     from .auth import TokenFileError, load_tokens
-    from .bindings.http import create_app
+    from .bindings.http import create_app, uvicorn_http_options
 
     tokens = None
     if args.tokens is not None:
@@ -469,6 +469,7 @@ def _serve(args: argparse.Namespace, config: ServerConfig) -> int:
             lifespan="off",
             server_header=False,
             timeout_graceful_shutdown=10,
+            **uvicorn_http_options(),
         )
         with _stop_on_signals():
             # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal

@@ -65,6 +65,8 @@ def serve_http(
         httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "memory/describe"})
     ```
     """
+    from a2m_server.bindings.http import uvicorn_http_options
+
     app = _as_app(app_or_server, app_options)
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
@@ -76,6 +78,7 @@ def serve_http(
         ws="auto",
         lifespan="auto",
         timeout_graceful_shutdown=5,
+        **uvicorn_http_options(),  # as a2m-server serve runs it
     )
     server = uvicorn.Server(config)
     failure: list[BaseException] = []

@@ -10,6 +10,7 @@ carries the REST error body (``{"code", "message"}``)."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from a2m_server._web import PRINCIPAL_SCOPE_KEY as _PRINCIPAL_SCOPE_KEY
-from a2m_server._web import in_worker, principal_of, utf8
+from a2m_server._web import addressed_directly, in_worker, principal_of, utf8
 from a2m_server.auth import TokenMap
 from a2m_server.dispatch import encode, error_response
 from a2m_server.server import A2MServer
@@ -37,14 +38,18 @@ from a2m_types import (
     is_compatible,
 )
 
+from ._head_limit import MAX_HEAD_BYTES, uvicorn_http_options
+
 __all__ = [
     "CORS_ALLOWED_HEADERS",
     "CORS_ALLOWED_METHODS",
     "CORS_EXPOSED_HEADERS",
     "DEFAULT_MAX_BODY_BYTES",
+    "MAX_HEAD_BYTES",
     "WELL_KNOWN_PATH",
     "create_app",
     "principal_of",
+    "uvicorn_http_options",
 ]
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -235,6 +240,24 @@ class _ClientGone(Exception):
     pass
 
 
+def _rebound(scope: Scope, headers: Headers) -> bool:
+    """Whether a request reached a server listening on a loopback address under a DNS
+    name: what a page of another site does once its name is rebound to 127.0.0.1, and a
+    browser sends no ``Origin`` with a simple ``GET``. (A server listening elsewhere is
+    meant to be reached under names; it is warned to use tokens.)"""
+    server = scope.get("server")
+    if not server or not _is_loopback(str(server[0])):
+        return False
+    return not addressed_directly(headers.get("host", ""))
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 class _Gate:
     """Admits a request or WebSocket to the app, or refuses it at the transport level."""
 
@@ -264,6 +287,16 @@ class _Gate:
         # Under /a2m/v1 a refusal has the REST error body; elsewhere the binding's own.
         rest = scope["path"].startswith(REST_BASE_PATH + "/")
         headers = Headers(scope=scope)
+        if self.policy.tokens is None and _rebound(scope, headers):
+            refusal = _refusal(
+                403,
+                "HOST_NOT_ALLOWED",
+                "without tokens a server listening on a loopback address answers only at an "
+                "IP address or localhost; serve with tokens to reach it under another name",
+                rest=rest,
+            )
+            await _refuse(refusal, scope, receive, send)
+            return
         origin = headers.get("origin")
         if origin is not None:
             if origin.strip().rstrip("/").lower() not in self.policy.origins:

@@ -5,7 +5,6 @@ security headers (a strict Content-Security-Policy) on every answer."""
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import parse_qs, quote, urlsplit
@@ -13,6 +12,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from a2m_server._web import addressed_directly
 from a2m_server.auth import TokenMap
 from a2m_server.protocol import CallContext
 from a2m_server.server import A2MServer
@@ -70,7 +70,7 @@ async def guarded(
     handler: Callable[[Request, State, Session], Awaitable[Response]],
     limit: int,
 ) -> Response:
-    if state.tokens is None and not _addressed_directly(request.headers.get("host", "")):
+    if state.tokens is None and not addressed_directly(request.headers.get("host", "")):
         # Without tokens anyone who reaches the page may read it; a page of another site
         # whose name was rebound to this address must not be able to.
         message = (
@@ -113,23 +113,6 @@ async def guarded(
     if getattr(request.state, "logged_out", False):
         response.delete_cookie(COOKIE_NAME, path="/ui", httponly=True, samesite="strict")
     return response
-
-
-def _addressed_directly(host: str) -> bool:
-    """Whether a ``Host`` header names an IP address or localhost (not a DNS name that
-    someone else's site could rebind to this server)."""
-    name = host.strip().lower()
-    if name.startswith("["):
-        name = name[1 : name.find("]")] if "]" in name else name
-    else:
-        name = name.rsplit(":", 1)[0] if name.count(":") == 1 else name
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
 
 
 def _set_cookie(request: Request, response: Response, session: Session) -> None:
