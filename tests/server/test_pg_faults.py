@@ -37,11 +37,19 @@ def test_a_malformed_url_is_a_clear_error(postgres_server: PostgresServer) -> No
     assert "Traceback" not in done.stderr
 
 
-def test_a_refused_connection_is_a_clear_error() -> None:
+@pytest.mark.parametrize(
+    "url",
+    ["postgresql://a2m:secret@127.0.0.1:1/a2m", "postgresql://a2m@127.0.0.1:1/a2m?password=secret"],
+    ids=["in-the-address", "as-a-parameter"],
+)
+def test_a_refused_connection_is_a_clear_error(url: str) -> None:
     # Port 1 on loopback: nothing listens there, so the connection is refused at once.
-    with pytest.raises(StoreError, match=r"cannot connect to PostgreSQL at .*127\.0\.0\.1"):
-        A2MServer(db="postgresql://a2m:secret@127.0.0.1:1/a2m")
-    done = _cli("stdio", "--db", "postgresql://a2m:secret@127.0.0.1:1/a2m")
+    with pytest.raises(
+        StoreError, match=r"cannot connect to PostgreSQL at .*127\.0\.0\.1"
+    ) as caught:
+        A2MServer(db=url)
+    assert "secret" not in str(caught.value)
+    done = _cli("stdio", "--db", url)
     assert done.returncode == 2
     assert "cannot connect to PostgreSQL" in done.stderr
     assert "secret" not in done.stderr  # the password is never echoed

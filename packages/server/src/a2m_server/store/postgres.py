@@ -69,12 +69,17 @@ def _readable_now(fd: int) -> bool:
 
 
 def redact(url: str) -> str:
-    """``url`` without its password, for messages."""
+    """``url`` without its password (``user:…@`` or a ``password=`` parameter), for
+    messages."""
     parts = urlsplit(url)
-    if not parts.password:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return urlunsplit(parts._replace(netloc=netloc))
+    query = "&".join(
+        f"{pair.split('=', 1)[0]}=***" if pair.lower().startswith("password=") else pair
+        for pair in parts.query.split("&")
+    )
+    netloc = parts.netloc
+    if parts.password:
+        netloc = netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _conninfo(url: str, statement_timeout_ms: int) -> tuple[str, str | None]:
