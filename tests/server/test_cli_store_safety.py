@@ -205,3 +205,18 @@ class socket_port:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_a_file_uri_opens_its_file_and_makes_no_folder_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--db file:/abs/path.db?mode=rwc`` is SQLite's URI: read as a path, it once left an
+    empty ``file:`` folder tree in the working directory."""
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    store = tmp_path / "uri.db"
+    with A2MServer(db=f"file:{store}?mode=rwc") as server, server.connect() as peer:
+        peer.call("memory/remember", {"records": [{"content": "kept"}]})
+    assert store.exists()
+    assert list(here.iterdir()) == []

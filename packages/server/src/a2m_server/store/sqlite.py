@@ -93,7 +93,9 @@ class SQLiteStore(Store):
         self._listener: threading.Thread | None = None
         self._stop_listening = threading.Event()
         self._closed = False
-        if not self._memory:
+        if not self._memory and not self.path.startswith("file:"):
+            # A file: URI is SQLite's to open as it says; read as a path it would make
+            # a folder named "file:" here.
             Path(self.path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect()
         self._checkpointer: Checkpointer | None = None
