@@ -18,8 +18,8 @@ MAX_HEAD_BYTES = 128 * 1024
 
 
 class BoundedHeadProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, counting the bytes a request's head takes: a read in
-    which no head completed, begun and ended within a head, is all head, and counts toward
+    """uvicorn's httptools protocol, counting the bytes a request's head takes: a read
+    that began within a head and completed none is all head, and counts toward
     :data:`MAX_HEAD_BYTES` (a read is at most the transport's buffer, so the bound holds
     within one read)."""
 
@@ -63,7 +63,6 @@ class BoundedHeadProtocol(HttpToolsProtocol):
 
 
 def uvicorn_http_options() -> dict[str, Any]:
-    """The ``uvicorn.Config`` options serving HTTP with a bounded head, whichever parser
-    uvicorn runs (h11 bounds it by ``h11_max_incomplete_event_size``)."""
+    """The ``uvicorn.Config`` options serving HTTP through :class:`BoundedHeadProtocol`."""
     protocol: type[asyncio.Protocol] = BoundedHeadProtocol
-    return {"http": protocol, "h11_max_incomplete_event_size": MAX_HEAD_BYTES}
+    return {"http": protocol}
